@@ -1,0 +1,27 @@
+# alcc: `make demo` runs the main job, `make test` runs every test.
+CARGO ?= cargo
+export ALCC_TRACE_DIR ?= $(abspath ../shared/traces)
+
+.PHONY: setup build test lint fmt bench demo clean
+
+setup:
+	./scripts/setup.sh
+
+build: setup
+	$(CARGO) build --release --workspace
+
+lint: setup
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+test: lint
+	$(CARGO) test --workspace --release
+
+bench: setup
+	$(CARGO) bench --workspace
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,89 @@
+//! The controller contract: what every congestion-control algorithm implements.
+
+use crate::event::{AckSample, Arrival, Decision, LossEvent, ReceiverReport, SenderHint, SentPacket};
+use crate::metrics::Metrics;
+use crate::time::Time;
+
+/// Settings every controller is built with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Bytes in one packet: the unit in which algorithms like Verus and Copa count windows.
+    pub mss: u64,
+    /// Seed for any randomness the algorithm uses; the same seed gives the same behaviour.
+    pub seed: u64,
+}
+
+impl Default for Config {
+    /// 1448-byte packets (a TCP MSS on a 1500-byte MTU with timestamps), seed 0.
+    fn default() -> Config {
+        Config { mss: 1448, seed: 0 }
+    }
+}
+
+/// A sender-side congestion controller, sans-IO: time comes in as `now`, nothing is read
+/// from a clock or a socket, and the decision is read back with [`decision`](Self::decision).
+///
+/// The transport calls, for one flow, in non-decreasing `now` order:
+/// [`on_sent`](Self::on_sent) for every packet it sends, [`on_ack`](Self::on_ack) for every
+/// acknowledged packet, [`on_loss`](Self::on_loss) for every packet it gives up on,
+/// [`on_report`](Self::on_report) for every receiver report, and [`on_timer`](Self::on_timer)
+/// once [`next_timer`](Self::next_timer) has passed. After any call it reads
+/// [`decision`](Self::decision).
+pub trait Controller: Send {
+    /// The algorithm's registry name (`"copa"`, `"verus"`, ...).
+    fn name(&self) -> &'static str;
+
+    /// A packet was sent. The returned memo is stored with the packet and handed back in its
+    /// [`AckSample`] or [`LossEvent`] (Verus keeps the window the packet was sent at there).
+    fn on_sent(&mut self, now: Time, packet: &SentPacket) -> u64;
+
+    /// A packet was acknowledged.
+    fn on_ack(&mut self, now: Time, ack: &AckSample);
+
+    /// A packet was declared lost by the transport.
+    fn on_loss(&mut self, now: Time, loss: &LossEvent);
+
+    /// A report arrived from the receiver-side model; ignored by algorithms without one.
+    fn on_report(&mut self, _now: Time, _report: &ReceiverReport) {}
+
+    /// The deadline [`next_timer`](Self::next_timer) asked for has passed.
+    fn on_timer(&mut self, _now: Time) {}
+
+    /// When the controller next wants [`on_timer`](Self::on_timer); `None` for no timer.
+    fn next_timer(&self) -> Option<Time> {
+        None
+    }
+
+    /// The current window and pacing rate.
+    fn decision(&self) -> Decision;
+
+    /// What the sender puts in each packet's header for the receiver-side model.
+    fn sender_hint(&self, _now: Time) -> SenderHint {
+        SenderHint::default()
+    }
+
+    /// A snapshot for telemetry and for applications (a video server picks a bitrate here).
+    fn metrics(&self) -> Metrics;
+}
+
+/// The receiver-side half of an algorithm whose model lives at the receiver (Sprout).
+///
+/// The transport calls [`on_arrival`](Self::on_arrival) for every data packet,
+/// [`on_timer`](Self::on_timer) once [`next_timer`](Self::next_timer) has passed, and after
+/// either sends whatever [`take_report`](Self::take_report) returns back to the sender.
+pub trait ReceiverModel: Send {
+    /// The algorithm's registry name.
+    fn name(&self) -> &'static str;
+
+    /// A data packet arrived.
+    fn on_arrival(&mut self, now: Time, arrival: &Arrival);
+
+    /// The deadline [`next_timer`](Self::next_timer) asked for has passed.
+    fn on_timer(&mut self, now: Time);
+
+    /// When the model next wants [`on_timer`](Self::on_timer).
+    fn next_timer(&self) -> Option<Time>;
+
+    /// A report to send to the sender now, if there is a new one.
+    fn take_report(&mut self, now: Time) -> Option<ReceiverReport>;
+}

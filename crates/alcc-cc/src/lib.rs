@@ -1,0 +1,26 @@
+//! Congestion-control algorithms for alcc, sans-IO.
+//!
+//! Every algorithm implements [`Controller`]: the transport reports what happened (a packet
+//! sent, acknowledged or lost, a receiver report, a timer) with the time passed in as
+//! [`Time`], and reads back a [`Decision`] (a window in bytes and an optional pacing rate).
+//! No algorithm reads a clock or touches a socket, so the same code runs over kernel TCP, over
+//! alcc's framing, over UDP, and in the simulator, deterministically.
+//!
+//! Algorithms whose model lives at the receiver (Sprout) also implement [`ReceiverModel`].
+//! Controllers are built by name with [`registry::by_name`] (`"copa:delta=0.5"`).
+#![warn(missing_docs)]
+
+pub mod controller;
+pub mod event;
+pub mod fixed;
+pub mod metrics;
+pub mod registry;
+pub mod spec;
+pub mod time;
+
+pub use controller::{Config, Controller, ReceiverModel};
+pub use event::{AckSample, Arrival, Decision, Forecast, LossEvent, ReceiverReport, SenderHint, SentPacket};
+pub use metrics::Metrics;
+pub use registry::{build, build_receiver, by_name};
+pub use spec::{Params, SpecError};
+pub use time::Time;

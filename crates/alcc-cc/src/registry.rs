@@ -1,0 +1,112 @@
+//! Controllers by name: `by_name("copa:delta=0.5")`, `build("verus:r=4", &config)`.
+//!
+//! Every algorithm registers one [`Entry`] in [`ENTRIES`]; the engine, the simulator and the
+//! command line all build controllers here, so a new algorithm is one line in this table.
+
+use crate::controller::{Config, Controller, ReceiverModel};
+use crate::fixed::Fixed;
+use crate::spec::{Params, SpecError};
+
+type SenderFactory = fn(&mut Params, &Config) -> Result<Box<dyn Controller>, SpecError>;
+type ReceiverFactory = fn(&mut Params, &Config) -> Result<Box<dyn ReceiverModel>, SpecError>;
+
+/// One registered algorithm.
+pub struct Entry {
+    /// Its name in specifications.
+    pub name: &'static str,
+    /// One line about it, with its parameters.
+    pub about: &'static str,
+    sender: SenderFactory,
+    receiver: Option<ReceiverFactory>,
+}
+
+impl Entry {
+    /// Whether the algorithm keeps a model at the receiver (and so needs framed or UDP mode).
+    pub fn needs_receiver(&self) -> bool {
+        self.receiver.is_some()
+    }
+}
+
+/// Every algorithm alcc knows.
+pub static ENTRIES: &[Entry] = &[Entry {
+    name: "fixed",
+    about: "constant window and rate; window=PACKETS|inf (inf), rate=MBIT/S (none)",
+    sender: |p, c| Ok(Box::new(Fixed::from_params(p, c)?)),
+    receiver: None,
+}];
+
+/// The registered names, in table order.
+pub fn names() -> Vec<&'static str> {
+    ENTRIES.iter().map(|e| e.name).collect()
+}
+
+/// The entry for a specification's name.
+pub fn entry(spec: &str) -> Result<&'static Entry, SpecError> {
+    let params = Params::parse(spec)?;
+    find(params.name())
+}
+
+fn find(name: &str) -> Result<&'static Entry, SpecError> {
+    ENTRIES
+        .iter()
+        .find(|e| e.name == name)
+        .ok_or_else(|| SpecError::UnknownName { name: name.to_string(), known: names().join(", ") })
+}
+
+/// Builds the sender-side controller for `spec` with the default [`Config`].
+pub fn by_name(spec: &str) -> Result<Box<dyn Controller>, SpecError> {
+    build(spec, &Config::default())
+}
+
+/// Builds the sender-side controller for `spec`.
+pub fn build(spec: &str, config: &Config) -> Result<Box<dyn Controller>, SpecError> {
+    let mut params = Params::parse(spec)?;
+    let entry = find(params.name())?;
+    let controller = (entry.sender)(&mut params, config)?;
+    params.finish()?;
+    Ok(controller)
+}
+
+/// Builds the receiver-side model for `spec`, or `None` if the algorithm has none.
+///
+/// The receiver takes the same parameters as the sender, so one spec string configures both.
+pub fn build_receiver(spec: &str, config: &Config) -> Result<Option<Box<dyn ReceiverModel>>, SpecError> {
+    let mut params = Params::parse(spec)?;
+    let entry = find(params.name())?;
+    let Some(receiver) = entry.receiver else {
+        return Ok(None);
+    };
+    // Parse the sender's parameters too, so that the spec is validated in one place.
+    (entry.sender)(&mut params, config)?;
+    let model = receiver(&mut params, config)?;
+    params.finish()?;
+    Ok(Some(model))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_registered_and_rejects_unknown() {
+        let c = by_name("fixed:window=10").unwrap();
+        assert_eq!(c.name(), "fixed");
+        assert_eq!(c.decision().window, 10 * Config::default().mss);
+        assert_eq!(by_name("fixed").unwrap().decision().window, u64::MAX);
+        assert_eq!(by_name("fixed:window=inf").unwrap().decision().window, u64::MAX);
+        let err = by_name("vegas").err().unwrap();
+        assert!(matches!(err, SpecError::UnknownName { .. }), "{err}");
+        assert!(err.to_string().contains("fixed"));
+        assert!(matches!(by_name("fixed:speed=3").err().unwrap(), SpecError::UnknownParam { .. }));
+    }
+
+    #[test]
+    fn every_name_builds_with_defaults() {
+        for name in names() {
+            let c = by_name(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(c.name(), name);
+            let r = build_receiver(name, &Config::default()).unwrap();
+            assert_eq!(r.is_some(), entry(name).unwrap().needs_receiver());
+        }
+    }
+}
