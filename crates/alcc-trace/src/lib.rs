@@ -3,13 +3,16 @@
 //!
 //! - [`trace`]: the packet-delivery trace format ([`Trace`]): parse, validate, write, loop.
 //! - [`log`]: Mahimahi link logs ([`Log`], [`LogWriter`]), with alcc's propagation-delay header.
+//! - [`metrics`]: capacity, throughput, utilization, loss, delay percentiles, 500 ms series.
 //! - [`record`]: what happened to each packet on a link ([`Recording`]), from a log or the simulator.
 #![warn(missing_docs)]
 
 pub mod log;
+pub mod metrics;
 pub mod record;
 pub mod trace;
 
 pub use log::{Log, LogError, LogEvent, LogHeader, LogWriter, TimeUnit};
+pub use metrics::{summarize, time_series, Bin, Summary};
 pub use record::{Opportunity, PacketRecord, Recording};
 pub use trace::{Trace, TraceError, PACKET_BYTES};
