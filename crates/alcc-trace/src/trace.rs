@@ -116,6 +116,13 @@ impl Trace {
         }
     }
 
+    /// A trace whose validity the caller guarantees (generators); checked in debug builds.
+    pub(crate) fn from_valid(name: String, opportunities_ms: Vec<u64>) -> Trace {
+        debug_assert!(opportunities_ms.windows(2).all(|w| w[0] <= w[1]));
+        debug_assert!(opportunities_ms.last().is_some_and(|&t| t > 0));
+        Trace { name, opportunities: opportunities_ms }
+    }
+
     /// Reads and validates a trace file; the trace's name is the path as given.
     pub fn parse_file(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
         let path = path.as_ref();
