@@ -147,7 +147,8 @@ fn generate(args: GenArgs) -> Result<()> {
 fn describe(args: InfoArgs) -> Result<()> {
     let trace = Trace::parse_file(&args.file)?;
     let times = trace.opportunities_ms();
-    let longest_gap_ms = times.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0).max(times[0]);
+    let first = times.first().copied().unwrap_or(0);
+    let longest_gap_ms = times.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0).max(first);
     let info = TraceInfo {
         file: args.file.display().to_string(),
         lines: times.len(),

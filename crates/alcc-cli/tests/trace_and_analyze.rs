@@ -157,9 +157,11 @@ fn analyze_a_half_loaded_constant_link() {
     let out = alcc(&["analyze", "--json", "--series", path(&series), path(&log_file)]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // Opportunities at 1..=3999 ms; first event the arrival at 0.5 ms, last the opportunity at 3999 ms.
+    // Opportunities at 1..=3999 ms: 3999 x 12 kbit over 3998 ms.
     let capacity = s["capacity_mbps"].as_f64().unwrap();
-    assert!((capacity - 3999.0 * 12_000.0 / 3998.5 / 1000.0).abs() < 1e-9, "{capacity}");
+    assert!((capacity - 3999.0 * 12.0 / 3998.0).abs() < 1e-9, "{capacity}");
+    // Events from the first arrival (0.5 ms) to the last opportunity (3999 ms).
+    assert_eq!(s["duration_s"], 3.9985);
     // Departures at 1, 3, ..., 3999 ms: 2000 packets over 3998 ms.
     let throughput = s["throughput_mbps"].as_f64().unwrap();
     assert!((throughput - 2000.0 * 12.0 / 3998.0).abs() < 1e-9, "{throughput}");

@@ -1,17 +1,19 @@
-//! Link metrics from a [`Recording`], as Mahimahi's `mm-throughput-graph` and Pantheon's
-//! analysis define them.
+//! Link metrics from a [`Recording`], as Pantheon's analysis (`tunnel_graph.py`) defines them.
 //!
-//! Over the whole recording ([`summarize`]), with `span` = first to last event of any kind:
+//! Over the whole recording ([`summarize`]):
 //!
-//! - capacity = bits of all delivery opportunities / `span` (Mahimahi);
-//! - throughput = bits departed / (last departure - first departure) (Pantheon: the average
-//!   over the span of departures, so idle time before the first packet does not count);
-//! - utilization = bytes departed / bytes of delivery opportunities, the share of the offered
-//!   opportunities a flow used (Mahimahi's "utilization", both terms over the same span);
-//! - loss = 1 - bytes departed / bytes sent (Pantheon; packets still queued when the recording
-//!   ends count as lost);
+//! - capacity = bits of all delivery opportunities / (last opportunity - first opportunity);
+//! - throughput = bits departed / (last departure - first departure), so idle time before the
+//!   first packet does not count;
+//! - utilization = throughput / capacity (a ratio of the two averages, as Pantheon and
+//!   `mm-throughput-graph` print it; it can exceed 1 by a hair because the spans differ);
+//! - loss = 1 - bytes departed / bytes sent (packets still queued when the recording ends
+//!   count as lost);
 //! - one-way delay of each departed packet = time from reaching the bottleneck to leaving it +
 //!   propagation delay ([`crate::record`]); percentiles by nearest rank ([`nearest_rank`]).
+//!   Pantheon calls numpy's `percentile(..., interpolation='nearest')`, the element at index
+//!   `round(p / 100 x (n - 1))`; the two agree on the 95th percentile of 20 values and differ by
+//!   at most one rank in general.
 //!
 //! Over time ([`time_series`]): the same quantities in bins (Pantheon uses 500 ms,
 //! [`DEFAULT_BIN_US`]) aligned on the recording's first event; departures and their delays
@@ -35,13 +37,13 @@ pub const MAX_BINS: u64 = 10_000_000;
 /// The summary of one recording. Rates in Mbit/s (10^6 bit/s), delays in ms.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    /// From the first to the last event, in seconds.
+    /// From the first to the last event of any kind, in seconds.
     pub duration_s: f64,
-    /// Bits of delivery opportunities / duration; 0 when the duration is 0.
+    /// Bits of delivery opportunities / their span; 0 with fewer than two distinct times.
     pub capacity_mbps: f64,
     /// Bits departed / span of departures; 0 with fewer than two distinct departure times.
     pub throughput_mbps: f64,
-    /// Bytes departed / bytes of delivery opportunities; 0 when there was no opportunity.
+    /// Throughput / capacity; 0 when the capacity is 0.
     pub utilization: f64,
     /// 1 - bytes departed / bytes sent; 0 when nothing was sent.
     pub loss: f64,
@@ -143,6 +145,10 @@ pub fn summarize(recording: &Recording) -> Summary {
     let first_departure = departed.clone().filter_map(|p| p.departed_us).min().unwrap_or(0);
     let last_departure = departed.filter_map(|p| p.departed_us).max().unwrap_or(0);
     let opportunity_bytes: u64 = recording.opportunities.iter().map(|o| o.bytes).fold(0, u64::saturating_add);
+    let first_opportunity = recording.opportunities.iter().map(|o| o.at_us).min().unwrap_or(0);
+    let last_opportunity = recording.opportunities.iter().map(|o| o.at_us).max().unwrap_or(0);
+    let capacity_mbps = mbps(opportunity_bytes, last_opportunity - first_opportunity);
+    let throughput_mbps = mbps(bytes_departed, last_departure - first_departure);
     let delays = sorted_delays(recording);
     let percentile = |p| nearest_rank(&delays, p).map(ms);
     let delay_mean_ms = match delays.len() {
@@ -151,13 +157,9 @@ pub fn summarize(recording: &Recording) -> Summary {
     };
     Summary {
         duration_s: (end - start) as f64 / 1e6,
-        capacity_mbps: mbps(opportunity_bytes, end - start),
-        throughput_mbps: mbps(bytes_departed, last_departure - first_departure),
-        utilization: if opportunity_bytes == 0 {
-            0.0
-        } else {
-            bytes_departed as f64 / opportunity_bytes as f64
-        },
+        capacity_mbps,
+        throughput_mbps,
+        utilization: if capacity_mbps > 0.0 { throughput_mbps / capacity_mbps } else { 0.0 },
         loss: if bytes_sent == 0 { 0.0 } else { 1.0 - bytes_departed as f64 / bytes_sent as f64 },
         delay_p50_ms: percentile(50),
         delay_p95_ms: percentile(95),
@@ -281,13 +283,13 @@ mod tests {
     #[test]
     fn summary_by_hand() {
         let s = summarize(&small());
-        // Span 0..4 ms. Capacity: 6000 B x 8 / 4 ms = 12 Mbit/s.
+        // Events span 0..4 ms. Capacity: 6000 B x 8 over the opportunities' 3 ms = 16 Mbit/s.
         assert_eq!(s.duration_s, 0.004);
-        assert_eq!(s.capacity_mbps, 12.0);
+        assert_eq!(s.capacity_mbps, 16.0);
         // Throughput: 2000 B x 8 / (4 - 2) ms = 8 Mbit/s.
         assert_eq!(s.throughput_mbps, 8.0);
-        // Utilization 2000 / 6000; loss 1 - 2000 / 3000.
-        assert!((s.utilization - 1.0 / 3.0).abs() < 1e-12);
+        // Utilization 8 / 16; loss 1 - 2000 / 3000.
+        assert_eq!(s.utilization, 0.5);
         assert!((s.loss - 1.0 / 3.0).abs() < 1e-12);
         // Delays 12 ms and 13 ms: p50 rank 1 = 12; p95 rank 2 = 13; mean 12.5.
         assert_eq!(s.delay_p50_ms, Some(12.0));
