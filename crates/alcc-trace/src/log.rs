@@ -511,6 +511,34 @@ mod tests {
         }
 
         #[test]
+        fn written_events_read_back(
+            micros in any::<bool>(),
+            events in proptest::collection::vec((0u8..4, 0u64..1u64 << 40, 0u64..100_000, 0u64..1u64 << 40), 0..50),
+        ) {
+            let unit = if micros { TimeUnit::Micros } else { TimeUnit::Millis };
+            let header = LogHeader { title: "p".into(), unit, ..LogHeader::default() };
+            let mut w = LogWriter::new(Vec::new(), &header).unwrap();
+            let mut expected = Vec::new();
+            let scale = unit.micros_per_tick();
+            for &(kind, at_us, bytes, earlier_us) in &events {
+                let at = at_us / scale * scale;
+                expected.push(match kind {
+                    0 => { w.arrival(at_us, bytes).unwrap(); LogEvent::Arrival { at_us: at, bytes } }
+                    1 => { w.opportunity(at_us, bytes).unwrap(); LogEvent::Opportunity { at_us: at, bytes } }
+                    2 => { w.drop_packets(at_us, bytes / 1000, bytes).unwrap(); LogEvent::Drop { at_us: at, packets: bytes / 1000, bytes } }
+                    _ => {
+                        let arrived = at_us.min(earlier_us);
+                        w.departure(at_us, bytes, arrived).unwrap();
+                        LogEvent::Departure { at_us: at, bytes, queued_us: at - arrived / scale * scale }
+                    }
+                });
+            }
+            let log = Log::parse("p", w.finish().unwrap().as_slice()).unwrap();
+            prop_assert_eq!(log.events, expected);
+            prop_assert_eq!(log.header, header);
+        }
+
+        #[test]
         fn never_panics_on_log_like_input(text in "([0-9]{1,3} [-+#d?]( [0-9]{1,4}){0,3}\n){0,20}") {
             if let Ok(log) = Log::parse("fuzz", text.as_bytes()) {
                 let r = log.to_recording();
