@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use alcc_trace::metrics;
 use alcc_trace::synth::{self, CellularModel};
 use alcc_trace::Trace;
 use anyhow::{bail, Context, Result};
@@ -52,10 +53,10 @@ struct GenArgs {
     /// Cellular: the rate changes every this many ms [default: 100].
     #[arg(long)]
     step_ms: Option<u64>,
-    /// Cellular: standard deviation of the log of the rate [default: 0.6].
+    /// Cellular: standard deviation of the log of the rate [default: 0.5].
     #[arg(long)]
     log_sd: Option<f64>,
-    /// Cellular: correlation time of the log-rate in ms [default: 1500].
+    /// Cellular: correlation time of the log-rate in ms [default: 1000].
     #[arg(long)]
     correlation_ms: Option<f64>,
     /// Cellular: lowest rate outside outages, Mbit/s [default: 0.3].
@@ -95,6 +96,18 @@ struct TraceInfo {
     period_ms: u64,
     mean_rate_mbps: f64,
     longest_gap_ms: u64,
+    /// Nearest-rank percentiles (5, 50, 95) of the rate over the whole seconds of one period.
+    rate_1s_percentiles_mbps: [f64; 3],
+}
+
+/// Nearest-rank 5th, 50th and 95th percentiles of the rate in each whole second of one period
+/// (looped, so a trace shorter than a second counts as its first second).
+fn rate_percentiles(trace: &Trace) -> [f64; 3] {
+    let seconds = (trace.period_ms() / 1000).max(1);
+    let mut rates: Vec<u64> =
+        (0..seconds).map(|s| trace.capacity_bytes(s * 1000, (s + 1) * 1000) * 8).collect();
+    rates.sort_unstable();
+    [5, 50, 95].map(|p| metrics::nearest_rank(&rates, p).unwrap_or(0) as f64 / 1e6)
 }
 
 /// Runs `alcc trace ...`.
@@ -155,6 +168,7 @@ fn describe(args: InfoArgs) -> Result<()> {
         period_ms: trace.period_ms(),
         mean_rate_mbps: trace.mean_rate_mbps(),
         longest_gap_ms,
+        rate_1s_percentiles_mbps: rate_percentiles(&trace),
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
@@ -164,6 +178,8 @@ fn describe(args: InfoArgs) -> Result<()> {
         println!("period:      {} ms", info.period_ms);
         println!("mean rate:   {:.2} Mbit/s", info.mean_rate_mbps);
         println!("longest gap: {} ms", info.longest_gap_ms);
+        let [p5, p50, p95] = info.rate_1s_percentiles_mbps;
+        println!("1 s rates:   p5 {p5:.2} / p50 {p50:.2} / p95 {p95:.2} Mbit/s");
     }
     Ok(())
 }

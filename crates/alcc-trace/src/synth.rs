@@ -27,14 +27,15 @@
 //! right on average); an outage also empties the credit. If the trace would not end with an
 //! opportunity at `duration_ms`, one is added there so that the period is the duration.
 //!
-//! The defaults resemble the ALCC paper's 3G/LTE traces (measured on
-//! `alcc-paper/{City,CampusWalk,Highway,highwayGold}` and Mahimahi's LTE traces: mean
-//! 6-16 Mbit/s, standard deviation of the log of 100 ms rates 0.35-0.85, autocorrelation about
-//! 0.3-0.6 at 1 s, 2-20 gaps of at least 100 ms per 100 s, lasting 120-270 ms on average and
-//! up to 1.4 s): mean 9 Mbit/s, `s` = 0.6 (a one-sigma swing is x1.8, two-sigma x3.3, so the
-//! rate changes several-fold within seconds), correlation 1.5 s, six outages a minute of
-//! 250 ms on average. The clamp and the outages make the realised mean a few percent lower
-//! than `mean_rate_mbps` (about 3 % with the defaults).
+//! The defaults resemble the ALCC paper's 3G/LTE traces. Measured on `alcc-paper/*` and
+//! Mahimahi's LTE traces: means of 5-17 Mbit/s; standard deviation of the log of 100 ms rates
+//! 0.35-0.85; autocorrelation of that log about 0.3-0.6 at 1 s; ratio of the 95th to the 5th
+//! percentile of 1 s rates 2.1-4.5 for the ALCC traces and 9-11 for the LTE ones; 2-20 gaps of
+//! at least 100 ms per 100 s, 120-270 ms long on average and up to 1.4 s. Defaults: mean
+//! 9 Mbit/s, `s` = 0.5, correlation 1 s (100 ms rates spread x5 between their 5th and 95th
+//! percentiles, 1 s rates about x4, so the rate changes several-fold within seconds), six
+//! outages a minute of 250 ms on average (80 ms to 1.5 s). The clamp and the outages make the
+//! realised mean a few percent lower than `mean_rate_mbps`.
 //!
 //! Everything is deterministic per seed (ChaCha8).
 
@@ -135,8 +136,8 @@ impl Default for CellularModel {
             duration_ms: 60_000,
             mean_rate_mbps: 9.0,
             step_ms: 100,
-            log_sd: 0.6,
-            correlation_ms: 1500.0,
+            log_sd: 0.5,
+            correlation_ms: 1000.0,
             min_rate_mbps: 0.3,
             max_rate_mbps: 60.0,
             outages_per_minute: 6.0,
@@ -291,6 +292,11 @@ mod tests {
             assert!((0.35..=0.9).contains(&sd), "seed {seed}: log sd {sd}");
             let gaps = long_gaps(&t);
             assert!((6..=60).contains(&gaps), "seed {seed}: {gaps} gaps");
+            let mut per_second: Vec<u64> =
+                (0..300).map(|s| t.capacity_bytes(s * 1000, s * 1000 + 1000)).collect();
+            per_second.sort_unstable();
+            let spread = per_second[284] as f64 / per_second[14] as f64; // 95th / 5th percentile
+            assert!((2.5..=8.0).contains(&spread), "seed {seed}: 1 s rates spread x{spread}");
         }
     }
 
