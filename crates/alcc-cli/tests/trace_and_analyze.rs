@@ -198,3 +198,26 @@ fn malformed_log_names_file_and_line() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn analyze_a_mahimahi_log_with_a_given_propagation_delay() {
+    let dir = scratch("mahimahi");
+    let file = dir.join("down.log");
+    let log = "# mahimahi mm-link (downlink) [x.down] > down.log\n# init timestamp: 5\n# base timestamp: 0\n\
+               0 # 1500\n0 + 1500\n1 + 1500\n2 # 1500\n2 - 1500 2\n4 # 1500\n4 - 1500 3\n";
+    std::fs::write(&file, log).unwrap();
+    let out = alcc(&["analyze", "--json", "--propagation-delay-ms", "20", path(&file)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Queueing delays 2 and 3 ms plus 20 ms; 3000 B over the 2 ms between departures.
+    assert_eq!(s["delay_p50_ms"], 22.0);
+    assert_eq!(s["delay_p95_ms"], 23.0);
+    assert_eq!(s["throughput_mbps"], 12.0);
+    assert_eq!(s["capacity_mbps"], 4500.0 * 8.0 / 4000.0);
+    assert_eq!(s["propagation_delay_ms"], 20.0);
+    // Without the flag the log's missing propagation delay is announced and taken as 0.
+    let out = alcc(&["analyze", "--json", path(&file)]);
+    assert!(text(&out.stderr).contains("does not record the propagation delay"), "{}", text(&out.stderr));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["delay_p50_ms"], 2.0);
+}

@@ -386,6 +386,9 @@ mod tests {
             let to = from + len;
             let counted = t.opportunities_from(from).take_while(|&x| x < to).count() as u64;
             prop_assert_eq!(t.capacity_bytes(from, to), counted * PACKET_BYTES);
+            let looped: Vec<u64> = t.opportunities_from(from).take(50).collect();
+            prop_assert!(looped.windows(2).all(|w| w[0] <= w[1]), "time never goes backwards");
+            prop_assert!(looped.iter().all(|&x| x >= from));
             let before = t.opportunities_from(0).take_while(|&x| x < from).count() as u64;
             prop_assert_eq!(t.opportunities_before(from), before);
         }
