@@ -71,3 +71,18 @@ pub struct SimResult {
     /// Controller snapshots, one per `metrics_every` interval (time, window bytes, pacing rate).
     pub windows: Vec<(Time, u64, Option<u64>)>,
 }
+
+impl SimResult {
+    /// Every packet as seen at the bottleneck: `(bytes, sent µs, departed µs)`, the departure
+    /// `None` for a packet dropped (at random or by the full queue) or still queued. With the
+    /// propagation delay this is everything a per-packet metrics tool needs.
+    pub fn bottleneck_packets(&self) -> impl Iterator<Item = (u64, u64, Option<u64>)> + '_ {
+        self.packets.iter().map(|p| {
+            let departed = match p.outcome {
+                Outcome::Delivered { departed, .. } => Some(departed.as_micros()),
+                _ => None,
+            };
+            (p.bytes, p.sent.as_micros(), departed)
+        })
+    }
+}
