@@ -11,12 +11,17 @@
 #![warn(missing_docs)]
 
 pub mod controller;
+pub mod copa;
 pub mod event;
 pub mod fixed;
 pub mod metrics;
 pub mod registry;
 pub mod spec;
 pub mod time;
+pub mod windowed;
+
+#[cfg(test)]
+mod testing;
 
 pub use controller::{Config, Controller, ReceiverModel};
 pub use event::{AckSample, Arrival, Decision, Forecast, LossEvent, ReceiverReport, SenderHint, SentPacket};

@@ -4,6 +4,7 @@
 //! command line all build controllers here, so a new algorithm is one line in this table.
 
 use crate::controller::{Config, Controller, ReceiverModel};
+use crate::copa::Copa;
 use crate::fixed::Fixed;
 use crate::spec::{Params, SpecError};
 
@@ -28,12 +29,20 @@ impl Entry {
 }
 
 /// Every algorithm alcc knows.
-pub static ENTRIES: &[Entry] = &[Entry {
-    name: "fixed",
-    about: "constant window and rate; window=PACKETS|inf (inf), rate=MBIT/S (none)",
-    sender: |p, c| Ok(Box::new(Fixed::from_params(p, c)?)),
-    receiver: None,
-}];
+pub static ENTRIES: &[Entry] = &[
+    Entry {
+        name: "fixed",
+        about: "constant window and rate; window=PACKETS|inf (inf), rate=MBIT/S (none)",
+        sender: |p, c| Ok(Box::new(Fixed::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "copa",
+        about: "Copa (NSDI 2018); delta=D (0.5), mode=auto|default (auto)",
+        sender: |p, c| Ok(Box::new(Copa::from_params(p, c)?)),
+        receiver: None,
+    },
+];
 
 /// The registered names, in table order.
 pub fn names() -> Vec<&'static str> {
