@@ -12,10 +12,13 @@
 
 pub mod controller;
 pub mod copa;
+pub mod cubic;
 pub mod event;
 pub mod fixed;
 pub mod metrics;
+pub mod recovery;
 pub mod registry;
+pub mod reno;
 pub mod spec;
 pub mod time;
 pub mod windowed;

@@ -5,7 +5,9 @@
 
 use crate::controller::{Config, Controller, ReceiverModel};
 use crate::copa::Copa;
+use crate::cubic::Cubic;
 use crate::fixed::Fixed;
+use crate::reno::Reno;
 use crate::spec::{Params, SpecError};
 
 type SenderFactory = fn(&mut Params, &Config) -> Result<Box<dyn Controller>, SpecError>;
@@ -40,6 +42,18 @@ pub static ENTRIES: &[Entry] = &[
         name: "copa",
         about: "Copa (NSDI 2018); delta=D (0.5), mode=auto|default (auto)",
         sender: |p, c| Ok(Box::new(Copa::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "reno",
+        about: "TCP Reno (RFC 5681, RFC 3465 byte counting); no parameters",
+        sender: |p, c| Ok(Box::new(Reno::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "cubic",
+        about: "CUBIC (RFC 9438); c=C (0.4), beta=B (0.7), fast_convergence=on|off (on)",
+        sender: |p, c| Ok(Box::new(Cubic::from_params(p, c)?)),
         receiver: None,
     },
 ];
