@@ -1,14 +1,19 @@
 //! `cubic`: CUBIC congestion control (RFC 9438), for fidelity checks against the kernel's own.
 //!
 //! Windows are kept in segments (SMSS) as the RFC writes them and reported in bytes. Slow
-//! start is Reno's with RFC 3465 byte counting (RFC 9438 section 4.10); losses are grouped into
-//! one congestion event per round trip by [`Recovery`]; HyStart++ is not implemented.
+//! start is Reno's with RFC 3465 byte counting (RFC 9438 section 4.10), optionally with
+//! HyStart++ ([`hystart`], `hystart=on`; off by default so that plain runs follow RFC 9438
+//! alone); losses are grouped into one congestion event per round trip by [`Recovery`].
+//! `ssthresh` after a loss is `cwnd x beta` (section 4.6 also allows the flight size).
 //!
 //! A congestion-avoidance stage starts at the first ACK after slow start or after a recovery
 //! episode; `t` below is the time since then, `RTT` the smoothed RTT (RFC 6298 gains).
 
+pub mod hystart;
+
 use std::time::Duration;
 
+use self::hystart::{Growth, HyStart};
 use crate::controller::{Config, Controller};
 use crate::event::{AckSample, Decision, LossEvent, SentPacket};
 use crate::metrics::Metrics;
@@ -35,11 +40,13 @@ pub struct CubicParams {
     pub beta: f64,
     /// Whether fast convergence (RFC 9438 section 4.7) is on.
     pub fast_convergence: bool,
+    /// Whether slow start uses HyStart++ (RFC 9406).
+    pub hystart: bool,
 }
 
 impl Default for CubicParams {
     fn default() -> CubicParams {
-        CubicParams { c: DEFAULT_C, beta: DEFAULT_BETA, fast_convergence: true }
+        CubicParams { c: DEFAULT_C, beta: DEFAULT_BETA, fast_convergence: true, hystart: false }
     }
 }
 
@@ -83,6 +90,8 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     srtt: Option<Duration>,
     recovery: Recovery,
+    /// HyStart++ state while the first slow start lasts (with `hystart=on`).
+    hystart: Option<HyStart>,
 }
 
 impl Cubic {
@@ -99,15 +108,18 @@ impl Cubic {
             epoch: None,
             srtt: None,
             recovery: Recovery::new(),
+            hystart: params.hystart.then(HyStart::new),
         }
     }
 
-    /// Builds from `c=C` (0.4), `beta=B` (0.7) and `fast_convergence=on|off` (on).
+    /// Builds from `c=C` (0.4), `beta=B` (0.7), `fast_convergence=on|off` (on) and
+    /// `hystart=on|off` (off).
     pub fn from_params(params: &mut Params, config: &Config) -> Result<Cubic, SpecError> {
         let c = params.take_f64("c", DEFAULT_C, 0.001, 100.0)?;
         let beta = params.take_f64("beta", DEFAULT_BETA, 0.1, 0.95)?;
         let fast_convergence = params.take_choice("fast_convergence", "on", &["on", "off"])? == "on";
-        Ok(Cubic::new(CubicParams { c, beta, fast_convergence }, config))
+        let hystart = params.take_choice("hystart", "off", &["on", "off"])? == "on";
+        Ok(Cubic::new(CubicParams { c, beta, fast_convergence, hystart }, config))
     }
 
     /// The window in segments.
@@ -186,6 +198,9 @@ impl Controller for Cubic {
 
     fn on_sent(&mut self, _now: Time, packet: &SentPacket) -> u64 {
         self.recovery.on_sent(packet.seq);
+        if let Some(h) = &mut self.hystart {
+            h.on_sent(packet.seq);
+        }
         0
     }
 
@@ -197,8 +212,18 @@ impl Controller for Cubic {
         }
         if self.cwnd < self.ssthresh {
             // Section 4.10: Reno's slow start (RFC 3465 byte counting, L = 2).
+            let divisor = match self.hystart.as_mut().map(|h| h.on_ack(ack.seq, ack.rtt)) {
+                Some(Growth::Exit) => {
+                    // RFC 9406 section 4.2: CSS is over, congestion avoidance starts here.
+                    self.ssthresh = self.cwnd;
+                    self.hystart = None;
+                    return;
+                }
+                Some(Growth::Divided(d)) => d,
+                None => 1,
+            };
             let grown = slow_start_increase(ack.bytes, self.mss) as f64 / self.mss as f64;
-            self.cwnd += grown;
+            self.cwnd += grown / divisor as f64;
             return;
         }
         self.congestion_avoidance(now, ack.bytes as f64 / self.mss as f64);
@@ -209,6 +234,8 @@ impl Controller for Cubic {
             return;
         }
         let beta = self.params.beta;
+        // RFC 9406 applies to the first slow start only (the contract has no RTO).
+        self.hystart = None;
         self.cwnd_prior = self.cwnd;
         // Section 4.7 fast convergence: a flow whose plateau keeps dropping releases bandwidth.
         self.w_max = if self.params.fast_convergence && self.cwnd < self.w_max {
@@ -229,6 +256,8 @@ impl Controller for Cubic {
     fn metrics(&self) -> Metrics {
         let state = if self.recovery.active() {
             "recovery"
+        } else if self.hystart.as_ref().is_some_and(HyStart::in_css) {
+            "conservative_slow_start"
         } else if self.cwnd < self.ssthresh {
             "slow_start"
         } else {

@@ -204,19 +204,56 @@ fn slow_start_and_floor() {
 }
 
 #[test]
+fn hystart_ends_slow_start_on_an_rtt_rise() {
+    let params = CubicParams { hystart: true, ..CubicParams::default() };
+    let mut c = Cubic::new(params, &Config { mss: MSS, seed: 0 });
+    let mut seq = 0;
+    let mut now = Time::ZERO;
+    // Rounds of 10 packets; the RTT jumps from 40 to 60 ms in the third round.
+    for rtt_ms in [40, 40, 60, 60, 60, 60, 60, 60, 60] {
+        let first = seq;
+        for _ in 0..10 {
+            c.on_sent(now, &SentPacket { seq, bytes: MSS, bytes_in_flight: 0 });
+            seq += 1;
+        }
+        now += Duration::from_millis(rtt_ms);
+        for s in first..seq {
+            let rtt = Duration::from_millis(rtt_ms);
+            let ack = AckSample {
+                seq: s,
+                bytes: MSS,
+                sent_at: now,
+                rtt,
+                bytes_in_flight: 0,
+                delivered: 0,
+                memo: 0,
+            };
+            c.on_ack(now, &ack);
+        }
+    }
+    // 4 initial + 20 in two rounds + 7 in round 3 before its 8th sample enters CSS, then a
+    // quarter per ACK: 3 in round 3 and 40 in rounds 4 to 7; the first ACK of round 8 (the
+    // fifth CSS round) ends slow start.
+    assert!(close(c.ssthresh, 4.0 + 20.0 + 7.0 + 43.0 / 4.0, 1e-12), "{}", c.ssthresh);
+    assert_eq!(c.metrics().state, "congestion_avoidance");
+}
+
+#[test]
 fn parses_parameters() {
     let mut p = Params::parse("cubic:beta=0.8,fast_convergence=off").unwrap();
     let c = Cubic::from_params(&mut p, &Config::default()).unwrap();
     p.finish().unwrap();
-    assert_eq!(c.params, CubicParams { c: DEFAULT_C, beta: 0.8, fast_convergence: false });
+    assert_eq!(c.params, CubicParams { c: DEFAULT_C, beta: 0.8, fast_convergence: false, hystart: false });
+    let mut p = Params::parse("cubic:hystart=on").unwrap();
+    assert!(Cubic::from_params(&mut p, &Config::default()).unwrap().params.hystart);
     let mut p = Params::parse("cubic:beta=1.5").unwrap();
     assert!(Cubic::from_params(&mut p, &Config::default()).is_err());
 }
 
 proptest! {
     #[test]
-    fn random_events_keep_the_invariants(ops in ops(), fast_convergence in any::<bool>()) {
-        let params = CubicParams { fast_convergence, ..CubicParams::default() };
+    fn random_events_keep_the_invariants(ops in ops(), fast_convergence in any::<bool>(), hystart in any::<bool>()) {
+        let params = CubicParams { fast_convergence, hystart, ..CubicParams::default() };
         let mut c = Cubic::new(params, &Config { mss: 1448, seed: 0 });
         drive(&mut c, &ops, 2 * 1448)?;
         prop_assert!(c.cwnd().is_finite() && c.cwnd() >= MIN_WINDOW_SEGMENTS);
