@@ -47,8 +47,8 @@ struct Outstanding {
 }
 
 /// Feeds `ops` to `controller` and checks, after every event, that the window is at least
-/// `floor` bytes, that a pacing rate, if any, is positive, and that metrics can be read.
-/// Time never goes backwards by construction.
+/// `floor` bytes, that a pacing rate, if any, is positive, that metrics agree with the
+/// decision, and that a served timer moves forward. Time never goes backwards by construction.
 pub fn drive(controller: &mut dyn Controller, ops: &[Op], floor: u64) -> Result<(), TestCaseError> {
     let mut now = Time::from_millis(1);
     let mut next_seq = 0u64;
@@ -97,6 +97,10 @@ pub fn drive(controller: &mut dyn Controller, ops: &[Op], floor: u64) -> Result<
                 if let Some(deadline) = controller.next_timer() {
                     if deadline <= now {
                         controller.on_timer(now);
+                        // A served timer must not ask to be served again at once (a busy loop).
+                        if let Some(again) = controller.next_timer() {
+                            prop_assert!(again > now, "timer {again} not after {now} once served");
+                        }
                     }
                 }
             }
