@@ -34,3 +34,21 @@ fn cellular_trace_beats_cubic_on_delay() {
         assert!(common::p95(&copa) * 4.0 <= common::p95(&cubic), "seed {seed}: {copa:?} vs {cubic:?}");
     }
 }
+
+/// The same comparison on recorded LTE traces of `$ALCC_TRACE_DIR` (skipped when absent).
+#[test]
+fn recorded_lte_traces_beat_cubic_on_delay() {
+    for trace in [
+        "indigo/Verizon-LTE-driving-60s.down",
+        "mahimahi/TMobile-LTE-short.down",
+        "mahimahi/Verizon-LTE-short.down",
+    ] {
+        let Some(s) = common::shared_trace_link(trace) else {
+            continue;
+        };
+        let copa = common::run(&s, "copa");
+        let cubic = common::run(&s, "cubic");
+        assert!(copa.throughput_mbps >= 0.7 * cubic.throughput_mbps, "{trace}: {copa:?} vs {cubic:?}");
+        assert!(common::p95(&copa) * 4.0 <= common::p95(&cubic), "{trace}: {copa:?} vs {cubic:?}");
+    }
+}
