@@ -52,3 +52,14 @@ fn recorded_lte_traces_beat_cubic_on_delay() {
         assert!(common::p95(&copa) * 4.0 <= common::p95(&cubic), "{trace}: {copa:?} vs {cubic:?}");
     }
 }
+
+/// Copa reacts to delay, not to random loss: with 1 % Bernoulli loss on the reference link it
+/// keeps >= 85 % utilization and its low delay (its loss rule needs > 30 % loss in 2 RTT).
+#[test]
+fn random_loss_keeps_utilization() {
+    let mut s = common::reference_link();
+    s.loss = 0.01;
+    let sum = common::run(&s, "copa");
+    assert!(sum.utilization >= 0.85, "{sum:?}");
+    assert!(common::p95(&sum) < common::PROPAGATION_MS + 30.0, "{sum:?}");
+}

@@ -12,3 +12,18 @@ fn reference_link_fills_the_buffer() {
     assert!(common::p95(&sum) > 500.0, "{sum:?}");
     assert!(sum.loss > 0.0, "a full drop-tail buffer drops: {sum:?}");
 }
+
+/// With random loss p and no queue to fill, Reno's throughput follows the Mathis et al. (1997)
+/// model, MSS / RTT x sqrt(3 / (2 p)); within 30 % for p = 1 % and 2 % on the reference link
+/// (40 ms round trip, 1500-byte packets).
+#[test]
+fn random_loss_follows_the_mathis_model() {
+    for p in [0.01, 0.02] {
+        let mut s = common::reference_link();
+        s.loss = p;
+        let sum = common::run(&s, "reno");
+        let model_mbps = 1500.0 * 8.0 / 0.040 * (1.5 / p).sqrt() / 1e6;
+        let ratio = sum.throughput_mbps / model_mbps;
+        assert!((0.7..=1.3).contains(&ratio), "p {p}: {} Mbit/s vs model {model_mbps}", sum.throughput_mbps);
+    }
+}
