@@ -1,0 +1,319 @@
+//! One flow: the state the application shares with the driver, and the driver's own part
+//! (controller, ledger, pacer, feedback source) with the step that moves bytes.
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use alcc_cc::{Controller, SentPacket, Time};
+
+use crate::feedback::kernel::KernelFeedback;
+use crate::feedback::{Feedback, FeedbackSource};
+use crate::info::FlowInfo;
+use crate::ledger::Ledger;
+use crate::pacer::Pacer;
+use crate::sys;
+
+/// What the application side and the driver both touch, under one lock.
+#[derive(Default)]
+pub(crate) struct SharedState {
+    /// Bytes the application wrote that the driver has not yet handed to the kernel.
+    pub queue: VecDeque<u8>,
+    /// Most bytes `queue` may hold.
+    pub capacity: usize,
+    /// The application closed (or dropped) its stream: flush, then FIN.
+    pub closing: bool,
+    /// Everything was handed to the kernel, the FIN sent and all acknowledged.
+    pub finished: bool,
+    /// The flow failed (reset, timeout, ...); kind and message.
+    pub error: Option<(io::ErrorKind, String)>,
+    /// The driver has a wake-up for this flow pending.
+    pub wake_pending: bool,
+    /// The driver no longer holds the flow.
+    pub released: bool,
+    /// The application asks to abort (reset) the connection.
+    pub abort: bool,
+    /// A controller replacing the current one (`set_cc`), with its spec.
+    pub new_controller: Option<(String, Option<Box<dyn Controller>>)>,
+    /// The driver's latest snapshot.
+    pub info: FlowInfo,
+}
+
+/// The shared part of a flow.
+pub(crate) struct Shared {
+    pub state: Mutex<SharedState>,
+    pub cond: Condvar,
+}
+
+impl Shared {
+    pub fn new(capacity: usize, info: FlowInfo) -> Arc<Shared> {
+        Arc::new(Shared {
+            state: Mutex::new(SharedState { capacity, info, ..SharedState::default() }),
+            cond: Condvar::new(),
+        })
+    }
+
+    /// Locks the state; a poisoned lock (a panicking application thread) is still usable.
+    pub fn lock(&self) -> MutexGuard<'_, SharedState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Tunables of a flow.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    /// Largest chunk written at once.
+    pub max_chunk: u64,
+}
+
+/// What the driver should do with a flow after a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Keep it; wake it at this time too (pacing, controller timer), if any.
+    Keep(Option<Time>),
+    /// Forget it: finished or failed.
+    Release,
+}
+
+/// The driver's part of a flow.
+pub(crate) struct Flow {
+    pub id: u64,
+    pub fd: Arc<OwnedFd>,
+    pub shared: Arc<Shared>,
+    /// `None`: plain kernel TCP (`--cc none`), no gating and no records.
+    controller: Option<Box<dyn Controller>>,
+    spec: String,
+    ledger: Ledger,
+    pacer: Pacer,
+    feedback: KernelFeedback,
+    limits: Limits,
+    events: Vec<Feedback>,
+    scratch: Vec<u8>,
+    shut: bool,
+    chunks_sent: u64,
+    losses: u64,
+    max_in_flight: u64,
+    /// The wake-up time currently scheduled in the driver's heap.
+    pub scheduled: Option<Time>,
+}
+
+impl Flow {
+    pub fn new(
+        id: u64,
+        fd: Arc<OwnedFd>,
+        shared: Arc<Shared>,
+        controller: Option<Box<dyn Controller>>,
+        spec: String,
+        limits: Limits,
+    ) -> Flow {
+        Flow {
+            id,
+            fd,
+            shared,
+            controller,
+            spec,
+            ledger: Ledger::new(),
+            pacer: Pacer::new(),
+            feedback: KernelFeedback::new(),
+            limits,
+            events: Vec::new(),
+            scratch: Vec::new(),
+            shut: false,
+            chunks_sent: 0,
+            losses: 0,
+            max_in_flight: 0,
+            scheduled: None,
+        }
+    }
+
+    /// One step: take in feedback, fire the controller's timer, write what the window and
+    /// pacer allow, flush and close when asked. Never blocks.
+    pub fn step(&mut self, now: Time) -> Next {
+        match self.try_step(now) {
+            Ok(next) => next,
+            Err(e) => {
+                let mut st = self.shared.lock();
+                if st.error.is_none() {
+                    st.error = Some((e.kind(), e.to_string()));
+                }
+                self.publish(&mut st);
+                st.released = true;
+                drop(st);
+                self.shared.cond.notify_all();
+                Next::Release
+            }
+        }
+    }
+
+    fn try_step(&mut self, now: Time) -> io::Result<Next> {
+        let fd = self.fd.as_raw_fd();
+        if let Some(e) = sys::take_socket_error(fd)? {
+            return Err(e);
+        }
+        self.events.clear();
+        self.feedback.collect(fd, now, &mut self.ledger, &mut self.events)?;
+        if let Some(c) = self.controller.as_mut() {
+            for ev in &self.events {
+                match ev {
+                    Feedback::Ack(a) => c.on_ack(now, a),
+                    Feedback::Loss(l) => {
+                        self.losses += 1;
+                        c.on_loss(now, l)
+                    }
+                }
+            }
+            if c.next_timer().is_some_and(|t| t <= now) {
+                c.on_timer(now);
+            }
+        }
+
+        let shared = self.shared.clone();
+        let mut st = shared.lock();
+        st.wake_pending = false;
+        if st.abort {
+            sys::set_linger_zero(fd)?;
+            st.error = Some((io::ErrorKind::ConnectionAborted, "connection aborted by the application".into()));
+            st.released = true;
+            drop(st);
+            self.shared.cond.notify_all();
+            return Ok(Next::Release);
+        }
+        if let Some((spec, c)) = st.new_controller.take() {
+            self.controller = c;
+            self.spec = spec;
+        }
+        let before = st.queue.len();
+        let mut wake_at = None;
+        while !st.queue.is_empty() {
+            match self.next_chunk(now, st.queue.len() as u64) {
+                Ok(len) => {
+                    self.scratch.clear();
+                    self.scratch.extend(st.queue.iter().take(len as usize));
+                    let sent = if self.controller.is_some() {
+                        sys::send_record(fd, &self.scratch)
+                    } else {
+                        sys::send_plain(fd, &self.scratch)
+                    };
+                    let n = match sent {
+                        Ok(n) => n,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(e),
+                    };
+                    st.queue.drain(..n);
+                    self.record_sent(now, n as u64);
+                }
+                Err(wait) => {
+                    // Waiting for feedback: it normally arrives as an ACK stamp; look again
+                    // after STALL_POLL in case the error queue dropped it.
+                    wake_at = Some(wait.unwrap_or(now + STALL_POLL));
+                    break;
+                }
+            }
+        }
+        if st.closing && st.queue.is_empty() && !self.shut {
+            sys::shutdown_write(fd)?;
+            self.shut = true;
+        }
+        let done = self.shut && self.ledger.bytes_in_flight() == 0;
+        if done {
+            st.finished = true;
+            st.released = true;
+        }
+        self.publish(&mut st);
+        let freed = st.queue.len() < before;
+        drop(st);
+        if freed || done {
+            self.shared.cond.notify_all();
+        }
+        if done {
+            return Ok(Next::Release);
+        }
+        let timer = self.controller.as_ref().and_then(|c| c.next_timer());
+        let wake = match (wake_at, timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // Waiting for the last acknowledgement after the FIN: look again now and then, in
+        // case no stamp is coming (plain mode, or a stamp lost to a full error queue).
+        let wake = if self.shut { Some(wake.unwrap_or(Time::MAX).min(now + FIN_POLL)) } else { wake };
+        Ok(Next::Keep(wake))
+    }
+
+    /// The size of the next chunk, or `Err(when)` if nothing may go now (`when`: a time to
+    /// try again, `None` to wait for feedback).
+    fn next_chunk(&self, now: Time, queued: u64) -> Result<u64, Option<Time>> {
+        let Some(c) = self.controller.as_ref() else {
+            return Ok(queued.min(self.limits.max_chunk));
+        };
+        let d = c.decision();
+        let in_flight = self.ledger.bytes_in_flight();
+        let room = d.window.saturating_sub(in_flight);
+        if room == 0 {
+            return Err(None);
+        }
+        if !self.pacer.ready(now) {
+            return Err(Some(self.pacer.earliest()));
+        }
+        let mss = u64::from(self.feedback.last_info().snd_mss).max(1);
+        if room < mss && in_flight > 0 && queued >= mss {
+            // Wait for a whole segment of room rather than writing slivers.
+            return Err(None);
+        }
+        let budget = Pacer::chunk_budget(d.pacing_rate).unwrap_or(u64::MAX).max(mss);
+        let want = queued.min(room).min(self.limits.max_chunk.max(mss)).min(budget);
+        // Whole segments when there is room for them (DESIGN.md: write MSS multiples).
+        Ok(if want >= mss { want / mss * mss } else { want })
+    }
+
+    fn record_sent(&mut self, now: Time, bytes: u64) {
+        let in_flight = self.ledger.bytes_in_flight() + bytes;
+        let memo = match self.controller.as_mut() {
+            Some(c) => {
+                let packet = SentPacket { seq: self.ledger.next_seq(), bytes, bytes_in_flight: in_flight };
+                let memo = c.on_sent(now, &packet);
+                self.pacer.on_send(now, bytes, c.decision().pacing_rate);
+                memo
+            }
+            None => 0,
+        };
+        self.ledger.push(bytes, now, memo);
+        self.chunks_sent += 1;
+        self.max_in_flight = self.max_in_flight.max(in_flight);
+    }
+
+    fn publish(&self, st: &mut SharedState) {
+        let info = &mut st.info;
+        info.controller.clone_from(&self.spec);
+        match self.controller.as_ref() {
+            Some(c) => {
+                let d = c.decision();
+                info.window = d.window;
+                info.pacing_rate = d.pacing_rate;
+                info.metrics = Some(c.metrics());
+            }
+            None => {
+                info.window = u64::MAX;
+                info.pacing_rate = None;
+                info.metrics = None;
+            }
+        }
+        info.bytes_in_flight = self.ledger.bytes_in_flight();
+        info.max_bytes_in_flight = self.max_in_flight;
+        info.bytes_written = self.ledger.written();
+        info.bytes_acked = self.ledger.acked();
+        info.chunks_sent = self.chunks_sent;
+        info.losses = self.losses;
+        info.ack_stamps = self.feedback.ack_stamps;
+        info.info_acks = self.feedback.info_acks;
+        info.set_kernel(self.feedback.last_info());
+        info.queued = st.queue.len() as u64;
+    }
+}
+
+/// How often a flow that sent its FIN re-reads TCP_INFO while waiting for the last ACK.
+const FIN_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How long a window-limited flow waits for feedback before re-reading TCP_INFO anyway.
+const STALL_POLL: std::time::Duration = std::time::Duration::from_millis(200);

@@ -1,0 +1,359 @@
+//! [`AlccStream`]: a TCP stream whose bytes enter the kernel only as fast as a user-space
+//! controller allows, with std `Read` and `Write`.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use alcc_cc::{registry, Config};
+
+use crate::driver::{self, Driver};
+use crate::error::{Error, Result};
+use crate::flow::{Flow, Limits, Shared};
+use crate::info::FlowInfo;
+use crate::sys;
+
+/// How a flow is set up: its controller, the kernel congestion control under it, buffers.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Controller specification (`copa:delta=0.5`, `fixed:window=20`), or `none` for plain
+    /// kernel TCP through the same API.
+    pub cc: String,
+    /// Kernel congestion control under the controller; always set explicitly.
+    pub underlay: String,
+    /// Bytes the application may queue before writes block.
+    pub queue_capacity: usize,
+    /// Largest chunk written into the kernel at once.
+    pub max_chunk: u64,
+    /// TCP_NOTSENT_LOWAT: how many not-yet-sent bytes the kernel may hold.
+    pub notsent_lowat: u32,
+    /// Receive buffer size to make room for ACK timestamps in the error queue.
+    pub errqueue_rcvbuf: u32,
+    /// Packet size the controller counts in.
+    pub mss: u64,
+}
+
+impl Default for Options {
+    /// `fixed` (unbounded), over `cubic`, 1 MiB queue, 64 KiB chunks.
+    fn default() -> Options {
+        Options {
+            cc: "fixed".into(),
+            underlay: "cubic".into(),
+            queue_capacity: 1 << 20,
+            max_chunk: 64 << 10,
+            notsent_lowat: 128 << 10,
+            errqueue_rcvbuf: 4 << 20,
+            mss: Config::default().mss,
+        }
+    }
+}
+
+impl Options {
+    /// Default options with controller `cc`.
+    pub fn with_cc(cc: &str) -> Options {
+        Options { cc: cc.into(), ..Options::default() }
+    }
+
+    /// Sets the kernel congestion control.
+    pub fn underlay(mut self, name: &str) -> Options {
+        self.underlay = name.into();
+        self
+    }
+}
+
+/// Whether `spec` means plain kernel TCP.
+fn is_none(spec: &str) -> bool {
+    spec.trim().eq_ignore_ascii_case("none")
+}
+
+/// Builds the controller for `spec` (`None` for `none`), refusing receiver-side algorithms.
+fn build_controller(spec: &str, mss: u64) -> Result<Option<Box<dyn alcc_cc::Controller>>> {
+    if is_none(spec) {
+        return Ok(None);
+    }
+    if registry::entry(spec)?.needs_receiver() {
+        return Err(Error::NeedsReceiver(spec.to_string()));
+    }
+    Ok(Some(registry::build(spec, &Config { mss, seed: 0 })?))
+}
+
+/// A TCP stream paced by a user-space controller.
+pub struct AlccStream {
+    id: u64,
+    fd: Arc<OwnedFd>,
+    shared: Arc<Shared>,
+    driver: Arc<Driver>,
+    nonblocking: bool,
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for AlccStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AlccStream").field("id", &self.id).field("fd", &self.fd.as_raw_fd()).finish()
+    }
+}
+
+impl AlccStream {
+    /// Connects to `addr` and runs the flow with `options`.
+    pub fn connect(addr: impl ToSocketAddrs, options: &Options) -> Result<AlccStream> {
+        AlccStream::from_tcp(TcpStream::connect(addr)?, options)
+    }
+
+    /// Takes over a connected TCP stream on which nothing was written yet.
+    pub fn from_tcp(tcp: TcpStream, options: &Options) -> Result<AlccStream> {
+        let controller = build_controller(&options.cc, options.mss)?;
+        let fd: OwnedFd = tcp.into();
+        let raw = fd.as_raw_fd();
+        sys::set_congestion(raw, &options.underlay)
+            .map_err(|source| Error::Underlay { name: options.underlay.clone(), source })?;
+        sys::set_int(raw, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)?;
+        let lowat = libc::c_int::try_from(options.notsent_lowat).unwrap_or(libc::c_int::MAX);
+        sys::set_int(raw, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, lowat)?;
+        sys::grow_rcvbuf(raw, libc::c_int::try_from(options.errqueue_rcvbuf).unwrap_or(libc::c_int::MAX))?;
+        sys::enable_ack_timestamps(raw)?;
+        let flags = {
+            let s = TcpStream::from(fd.try_clone()?);
+            s.set_nonblocking(true)?;
+            // `s` shares the open file description; closing this duplicate leaves `fd` open.
+            s
+        };
+        drop(flags);
+        let driver = driver::get()?;
+        let id = driver.next_id();
+        let info = FlowInfo {
+            controller: options.cc.clone(),
+            underlay: options.underlay.clone(),
+            ..FlowInfo::default()
+        };
+        let shared = Shared::new(options.queue_capacity.max(1), info);
+        let fd = Arc::new(fd);
+        let limits = Limits { max_chunk: options.max_chunk.max(1) };
+        driver.register(Flow::new(id, fd.clone(), shared.clone(), controller, options.cc.clone(), limits));
+        Ok(AlccStream {
+            id,
+            fd,
+            shared,
+            driver,
+            nonblocking: false,
+            read_timeout: None,
+            write_timeout: None,
+            closed: false,
+        })
+    }
+
+    /// The raw socket (for `poll` on readability; write through this stream only).
+    pub fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.with_tcp(|s| s.peer_addr())
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.with_tcp(|s| s.local_addr())
+    }
+
+    fn with_tcp<T>(&self, f: impl FnOnce(&TcpStream) -> io::Result<T>) -> io::Result<T> {
+        let s = TcpStream::from(self.fd.try_clone()?);
+        f(&s)
+    }
+
+    /// Makes reads and writes return `WouldBlock` instead of waiting.
+    pub fn set_nonblocking(&mut self, nonblocking: bool) {
+        self.nonblocking = nonblocking;
+    }
+
+    /// Bounds how long a blocking read waits (`None`: forever).
+    pub fn set_read_timeout(&mut self, timeout: Option<Duration>) {
+        self.read_timeout = timeout;
+    }
+
+    /// Bounds how long a blocking write waits for queue space (`None`: forever).
+    pub fn set_write_timeout(&mut self, timeout: Option<Duration>) {
+        self.write_timeout = timeout;
+    }
+
+    /// Replaces the controller (`copa:delta=0.5`, `none`) from now on.
+    pub fn set_cc(&self, spec: &str) -> Result<()> {
+        let mss = self.shared.lock().info.metrics.as_ref().map_or(Config::default().mss, |_| Config::default().mss);
+        let controller = build_controller(spec, mss)?;
+        self.shared.lock().new_controller = Some((spec.to_string(), controller));
+        self.wake();
+        Ok(())
+    }
+
+    /// Replaces the kernel congestion control.
+    pub fn set_underlay(&self, name: &str) -> Result<()> {
+        sys::set_congestion(self.fd.as_raw_fd(), name)
+            .map_err(|source| Error::Underlay { name: name.into(), source })?;
+        self.shared.lock().info.underlay = name.into();
+        Ok(())
+    }
+
+    /// The controller's metrics, the kernel's cwnd, RTT, bytes in flight, queue and rates.
+    pub fn info(&self) -> FlowInfo {
+        let mut info = self.shared.lock().info.clone();
+        if let Ok(ti) = sys::tcp_info(self.fd.as_raw_fd()) {
+            info.set_kernel(&ti);
+        }
+        info
+    }
+
+    fn wake(&self) {
+        let mut st = self.shared.lock();
+        if !st.wake_pending && !st.released {
+            st.wake_pending = true;
+            drop(st);
+            self.driver.wake(self.id);
+        }
+    }
+
+    fn failure(err: &Option<(io::ErrorKind, String)>) -> Option<io::Error> {
+        err.as_ref().map(|(k, m)| io::Error::new(*k, m.clone()))
+    }
+
+    /// Waits until everything queued is in the kernel and acknowledged, the FIN sent
+    /// (`timeout`: give up with `TimedOut`). Reports a reset or other failure as an error.
+    pub fn close(mut self, timeout: Option<Duration>) -> io::Result<()> {
+        self.closed = true;
+        self.shared.lock().closing = true;
+        self.wake();
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut st = self.shared.lock();
+        loop {
+            if let Some(e) = Self::failure(&st.error) {
+                return Err(e);
+            }
+            if st.finished {
+                return Ok(());
+            }
+            st = match deadline {
+                None => self.shared.cond.wait(st).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(io::Error::new(io::ErrorKind::TimedOut, "alcc close: flush timed out"));
+                    }
+                    self.shared.cond.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner()).0
+                }
+            };
+        }
+    }
+
+    /// Resets the connection at once, discarding what is queued.
+    pub fn abort(mut self) {
+        self.closed = true;
+        self.shared.lock().abort = true;
+        self.wake();
+    }
+
+    /// Shuts down reading (writing ends with [`close`](Self::close)).
+    pub fn shutdown_read(&self) -> io::Result<()> {
+        self.with_tcp(|s| s.shutdown(Shutdown::Read))
+    }
+
+    fn wait_readable(&self) -> io::Result<()> {
+        if sys::poll_one(self.fd.as_raw_fd(), libc::POLLIN, self.read_timeout)? {
+            Ok(())
+        } else {
+            Err(io::Error::new(io::ErrorKind::TimedOut, "alcc read timed out"))
+        }
+    }
+}
+
+impl Read for AlccStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match sys::recv_nonblocking(self.fd.as_raw_fd(), buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && !self.nonblocking => self.wait_readable()?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => return other,
+            }
+        }
+    }
+}
+
+impl Write for AlccStream {
+    /// Queues as much of `buf` as fits; blocks (or returns `WouldBlock`) while the queue is full.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let deadline = self.write_timeout.map(|t| Instant::now() + t);
+        let mut st = self.shared.lock();
+        loop {
+            if let Some(e) = Self::failure(&st.error) {
+                return Err(e);
+            }
+            if st.closing || st.released {
+                return Err(io::Error::new(io::ErrorKind::BrokenPipe, "alcc stream is closed"));
+            }
+            let space = st.capacity.saturating_sub(st.queue.len());
+            if space > 0 {
+                let n = space.min(buf.len());
+                st.queue.extend(&buf[..n]);
+                let notify = !st.wake_pending;
+                st.wake_pending = true;
+                drop(st);
+                if notify {
+                    self.driver.wake(self.id);
+                }
+                return Ok(n);
+            }
+            if self.nonblocking {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            st = match deadline {
+                None => self.shared.cond.wait(st).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(io::Error::new(io::ErrorKind::TimedOut, "alcc write timed out"));
+                    }
+                    self.shared.cond.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner()).0
+                }
+            };
+        }
+    }
+
+    /// Waits until everything queued was handed to the kernel.
+    fn flush(&mut self) -> io::Result<()> {
+        let mut st = self.shared.lock();
+        loop {
+            if let Some(e) = Self::failure(&st.error) {
+                return Err(e);
+            }
+            if st.queue.is_empty() {
+                return Ok(());
+            }
+            if self.nonblocking {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            st = self.shared.cond.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl Drop for AlccStream {
+    /// Without [`close`](Self::close), the driver still flushes the queue and sends the FIN,
+    /// in the background.
+    fn drop(&mut self) {
+        if !self.closed {
+            self.shared.lock().closing = true;
+            self.wake();
+        }
+    }
+}
+
+/// Flows the process's driver currently serves, and the CPU time its thread has used.
+pub fn driver_stats() -> io::Result<(usize, Duration)> {
+    let d = driver::get()?;
+    Ok((d.flows(), d.cpu_time()))
+}
