@@ -35,6 +35,7 @@ pub(crate) struct Driver {
     next_id: AtomicU64,
     flows: AtomicUsize,
     cpu_ns: AtomicU64,
+    wakeups: AtomicU64,
 }
 
 static DRIVER: OnceLock<Result<Arc<Driver>, String>> = OnceLock::new();
@@ -52,6 +53,7 @@ fn start() -> Result<Arc<Driver>, String> {
             next_id: AtomicU64::new(0),
             flows: AtomicUsize::new(0),
             cpu_ns: AtomicU64::new(0),
+            wakeups: AtomicU64::new(0),
         });
         let epoll = Epoll::new()?;
         let timer = TimerFd::new()?;
@@ -91,6 +93,11 @@ impl Driver {
         self.flows.load(Ordering::Relaxed)
     }
 
+    /// Times the driver thread woke up.
+    pub fn wakeups(&self) -> u64 {
+        self.wakeups.load(Ordering::Relaxed)
+    }
+
     /// CPU time the driver thread has used (updated before it sleeps).
     pub fn cpu_time(&self) -> Duration {
         Duration::from_nanos(self.cpu_ns.load(Ordering::Relaxed))
@@ -116,6 +123,7 @@ fn run(driver: &Driver, epoll: &Epoll, timer: &TimerFd) {
             std::thread::sleep(Duration::from_millis(10));
             continue;
         }
+        driver.wakeups.fetch_add(1, Ordering::Relaxed);
         l.due.clear();
         for ev in &events {
             match ev.u64 {
@@ -152,6 +160,13 @@ fn run(driver: &Driver, epoll: &Epoll, timer: &TimerFd) {
             l.step(id, now);
         }
         l.due = due;
+        // Drop stale deadlines from the top so that they do not wake the thread.
+        while let Some(Reverse((t, id))) = l.deadlines.peek().copied() {
+            if l.flows.get(&id).is_some_and(|f| f.scheduled == Some(t)) {
+                break;
+            }
+            l.deadlines.pop();
+        }
         let next = l.deadlines.peek().map(|Reverse((t, _))| *t);
         if next != armed {
             // A failure to arm leaves flows to their socket events; nothing better to do.
@@ -182,7 +197,9 @@ impl Loop<'_> {
         let Some(flow) = self.flows.get_mut(&id) else { return };
         match flow.step(now) {
             Next::Keep(wake) => {
-                if wake != flow.scheduled {
+                // An earlier wake-up already scheduled serves as well (the step re-plans).
+                let earlier = matches!((flow.scheduled, wake), (Some(s), Some(w)) if s > now && s <= w);
+                if wake != flow.scheduled && !earlier {
                     flow.scheduled = wake;
                     if let Some(t) = wake {
                         self.deadlines.push(Reverse((t, id)));

@@ -173,7 +173,8 @@ impl Flow {
         st.wake_pending = false;
         if st.abort {
             sys::set_linger_zero(fd)?;
-            st.error = Some((io::ErrorKind::ConnectionAborted, "connection aborted by the application".into()));
+            st.error =
+                Some((io::ErrorKind::ConnectionAborted, "connection aborted by the application".into()));
             st.released = true;
             drop(st);
             self.shared.cond.notify_all();
@@ -211,6 +212,9 @@ impl Flow {
                     break;
                 }
             }
+        }
+        if st.queue.is_empty() {
+            self.pacer.on_idle();
         }
         if st.closing && st.queue.is_empty() && !self.shut {
             sys::shutdown_write(fd)?;

@@ -2,26 +2,36 @@
 //!
 //! Each chunk of `b` bytes at rate `r` bytes/s advances the earliest next send time by
 //! `b / r`. The schedule runs from the previous slot, not from the moment the driver woke,
-//! so timer lateness does not lower the rate; after a pause the schedule restarts no further
-//! back than [`Pacer::BURST`] (at most that much credit). Pure: `now` is passed in.
+//! so timer lateness does not lower the rate. The schedule never lags `now` by more than a
+//! bounded credit: [`Pacer::BURST`] after the flow ran out of data (so an application pause
+//! does not turn into a burst), [`Pacer::LATE`] while it is backlogged (so a driver woken
+//! late by a loaded machine catches up). Pure: `now` is passed in.
 
 use std::time::Duration;
 
 use alcc_cc::Time;
 
 /// The earliest time the next chunk may go.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pacer {
     next: Time,
+    idle: bool,
 }
 
 impl Pacer {
     /// How far behind `now` an idle schedule may restart (the credit an idle flow keeps).
     pub const BURST: Duration = Duration::from_millis(1);
+    /// How far behind `now` the schedule of a backlogged flow may fall and still catch up.
+    pub const LATE: Duration = Duration::from_millis(20);
 
     /// A pacer that allows a send at once.
     pub fn new() -> Pacer {
-        Pacer::default()
+        Pacer { next: Time::ZERO, idle: true }
+    }
+
+    /// The flow ran out of data to send: its next send restarts the schedule.
+    pub fn on_idle(&mut self) {
+        self.idle = true;
     }
 
     /// When the next chunk may be sent.
@@ -38,7 +48,9 @@ impl Pacer {
     pub fn on_send(&mut self, now: Time, bytes: u64, rate: Option<u64>) {
         match rate {
             Some(r) if r > 0 => {
-                let from = self.next.max(now.saturating_sub(Self::BURST));
+                let credit = if self.idle { Self::BURST } else { Self::LATE };
+                let from = self.next.max(now.saturating_sub(credit));
+                self.idle = false;
                 let gap_us = u128::from(bytes) * 1_000_000 / u128::from(r);
                 self.next = from + Duration::from_micros(u64::try_from(gap_us).unwrap_or(u64::MAX));
             }
@@ -70,9 +82,15 @@ mod tests {
         p.on_send(Time::from_millis(10), 1000, Some(1_000_000));
         p.on_send(Time::from_millis(10), 1000, Some(1_000_000));
         assert_eq!(p.earliest(), Time::from_millis(11));
-        // Waking 300 us late does not push the schedule back.
+        // Waking 300 us, or 5 ms, late does not push the schedule back while backlogged.
         p.on_send(Time::from_micros(11_300), 1000, Some(1_000_000));
         assert_eq!(p.earliest(), Time::from_millis(12));
+        p.on_send(Time::from_millis(17), 1000, Some(1_000_000));
+        assert_eq!(p.earliest(), Time::from_millis(13));
+        // After the flow went idle, a pause leaves only BURST of credit.
+        p.on_idle();
+        p.on_send(Time::from_millis(100), 1000, Some(1_000_000));
+        assert_eq!(p.earliest(), Time::from_millis(100));
         // Unpaced: always ready.
         p.on_send(Time::from_millis(20), 1 << 20, None);
         assert!(p.ready(Time::from_millis(20)));
@@ -94,5 +112,4 @@ mod tests {
             prop_assert!(took + 1000.0 + n as f64 >= expect && took <= expect + n as f64, "{took} vs {expect}");
         }
     }
-
 }

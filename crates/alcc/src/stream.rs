@@ -182,7 +182,8 @@ impl AlccStream {
 
     /// Replaces the controller (`copa:delta=0.5`, `none`) from now on.
     pub fn set_cc(&self, spec: &str) -> Result<()> {
-        let mss = self.shared.lock().info.metrics.as_ref().map_or(Config::default().mss, |_| Config::default().mss);
+        let mss =
+            self.shared.lock().info.metrics.as_ref().map_or(Config::default().mss, |_| Config::default().mss);
         let controller = build_controller(spec, mss)?;
         self.shared.lock().new_controller = Some((spec.to_string(), controller));
         self.wake();
@@ -272,7 +273,9 @@ impl Read for AlccStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
             match sys::recv_nonblocking(self.fd.as_raw_fd(), buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock && !self.nonblocking => self.wait_readable()?,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && !self.nonblocking => {
+                    self.wait_readable()?
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 other => return other,
             }
@@ -352,8 +355,19 @@ impl Drop for AlccStream {
     }
 }
 
-/// Flows the process's driver currently serves, and the CPU time its thread has used.
-pub fn driver_stats() -> io::Result<(usize, Duration)> {
+/// What the process's driver thread has done so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriverStats {
+    /// Flows it currently serves.
+    pub flows: usize,
+    /// CPU time its thread has used.
+    pub cpu_time: Duration,
+    /// Times it woke up.
+    pub wakeups: u64,
+}
+
+/// What the process's driver thread has done so far (starts it if needed).
+pub fn driver_stats() -> io::Result<DriverStats> {
     let d = driver::get()?;
-    Ok((d.flows(), d.cpu_time()))
+    Ok(DriverStats { flows: d.flows(), cpu_time: d.cpu_time(), wakeups: d.wakeups() })
 }

@@ -296,14 +296,21 @@ pub fn drain_error_queue(fd: RawFd, out: &mut Vec<Stamp>) -> io::Result<usize> {
 pub fn send_record(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     // SAFETY: the pointer and length describe `buf`.
     cvt_size(unsafe {
-        libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_EOR | libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
+        libc::send(
+            fd,
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_EOR | libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
     })
 }
 
 /// Writes `buf` without blocking and without SIGPIPE (plain kernel TCP, no records).
 pub fn send_plain(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     // SAFETY: the pointer and length describe `buf`.
-    cvt_size(unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) })
+    cvt_size(unsafe {
+        libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
+    })
 }
 
 /// Reads into `buf` without blocking.

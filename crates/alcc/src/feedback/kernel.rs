@@ -81,7 +81,13 @@ impl FeedbackSource for KernelFeedback {
         "kernel"
     }
 
-    fn collect(&mut self, fd: RawFd, now: Time, ledger: &mut Ledger, out: &mut Vec<Feedback>) -> io::Result<()> {
+    fn collect(
+        &mut self,
+        fd: RawFd,
+        now: Time,
+        ledger: &mut Ledger,
+        out: &mut Vec<Feedback>,
+    ) -> io::Result<()> {
         self.stamps.clear();
         sys::drain_error_queue(fd, &mut self.stamps)?;
         let realtime = sys::realtime_ns();
@@ -131,11 +137,22 @@ mod tests {
 
     #[test]
     fn rtt_prefers_sched_stamp() {
-        let mut c = Chunk { seq: 0, start: 0, end: 10, sent_at: Time::from_millis(100), memo: 0, sched_ns: None, lost: false };
+        let mut c = Chunk {
+            seq: 0,
+            start: 0,
+            end: 10,
+            sent_at: Time::from_millis(100),
+            memo: 0,
+            sched_ns: None,
+            lost: false,
+        };
         // Acknowledged 2 ms ago (stamp clock), written 30 ms before now: RTT 28 ms.
         let rtt = stamp_rtt(&c, 1_000_000_000, Time::from_millis(130), 1_002_000_000);
         assert_eq!(rtt, Duration::from_millis(28));
         c.sched_ns = Some(990_000_000);
-        assert_eq!(stamp_rtt(&c, 1_000_000_000, Time::from_millis(130), 1_002_000_000), Duration::from_millis(10));
+        assert_eq!(
+            stamp_rtt(&c, 1_000_000_000, Time::from_millis(130), 1_002_000_000),
+            Duration::from_millis(10)
+        );
     }
 }

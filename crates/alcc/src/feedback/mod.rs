@@ -31,5 +31,11 @@ pub trait FeedbackSource: Send {
 
     /// Reads whatever the socket `fd` has to say, settles the ledger (acknowledged and lost
     /// chunks) and appends what the controller must hear to `out`, oldest first.
-    fn collect(&mut self, fd: RawFd, now: Time, ledger: &mut Ledger, out: &mut Vec<Feedback>) -> io::Result<()>;
+    fn collect(
+        &mut self,
+        fd: RawFd,
+        now: Time,
+        ledger: &mut Ledger,
+        out: &mut Vec<Feedback>,
+    ) -> io::Result<()>;
 }
