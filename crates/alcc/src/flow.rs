@@ -89,7 +89,6 @@ pub(crate) struct Flow {
     feedback: KernelFeedback,
     limits: Limits,
     events: Vec<Feedback>,
-    scratch: Vec<u8>,
     shut: bool,
     chunks_sent: u64,
     losses: u64,
@@ -118,7 +117,6 @@ impl Flow {
             feedback: KernelFeedback::new(),
             limits,
             events: Vec::new(),
-            scratch: Vec::new(),
             shut: false,
             chunks_sent: 0,
             losses: 0,
@@ -128,9 +126,10 @@ impl Flow {
     }
 
     /// One step: take in feedback, fire the controller's timer, write what the window and
-    /// pacer allow, flush and close when asked. Never blocks.
-    pub fn step(&mut self, now: Time) -> Next {
-        match self.try_step(now) {
+    /// pacer allow, flush and close when asked. Never blocks. `scratch` is the driver's
+    /// buffer for copying a chunk out of the queue (one for all flows).
+    pub fn step(&mut self, now: Time, scratch: &mut Vec<u8>) -> Next {
+        match self.try_step(now, scratch) {
             Ok(next) => next,
             Err(e) => {
                 let mut st = self.shared.lock();
@@ -146,7 +145,7 @@ impl Flow {
         }
     }
 
-    fn try_step(&mut self, now: Time) -> io::Result<Next> {
+    fn try_step(&mut self, now: Time, scratch: &mut Vec<u8>) -> io::Result<Next> {
         let fd = self.fd.as_raw_fd();
         if let Some(e) = sys::take_socket_error(fd)? {
             return Err(e);
@@ -189,12 +188,12 @@ impl Flow {
         while !st.queue.is_empty() {
             match self.next_chunk(now, st.queue.len() as u64) {
                 Ok(len) => {
-                    self.scratch.clear();
-                    self.scratch.extend(st.queue.iter().take(len as usize));
+                    scratch.clear();
+                    scratch.extend(st.queue.iter().take(len as usize));
                     let sent = if self.controller.is_some() {
-                        sys::send_record(fd, &self.scratch)
+                        sys::send_record(fd, scratch)
                     } else {
-                        sys::send_plain(fd, &self.scratch)
+                        sys::send_plain(fd, scratch)
                     };
                     let n = match sent {
                         Ok(n) => n,
