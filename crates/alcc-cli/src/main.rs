@@ -3,6 +3,10 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+mod get;
+mod serve;
+mod telemetry;
+
 /// Application-layer congestion control: simulate, emulate, serve and measure.
 #[derive(Parser)]
 #[command(name = "alcc", version, about)]
@@ -15,6 +19,10 @@ struct Cli {
 enum Command {
     /// List the congestion controllers alcc knows.
     Controllers,
+    /// Serve downloads through alcc streams (each client gets the data).
+    Serve(serve::ServeArgs),
+    /// Download from HOST:PORT over plain TCP and report the throughput.
+    Get(get::GetArgs),
 }
 
 fn main() -> Result<()> {
@@ -24,6 +32,8 @@ fn main() -> Result<()> {
                 println!("{:<8} {}", e.name, e.about);
             }
         }
+        Command::Serve(args) => serve::run(args)?,
+        Command::Get(args) => get::run(args)?,
     }
     Ok(())
 }

@@ -32,4 +32,4 @@ pub mod sys;
 pub use error::{Error, Result};
 pub use info::FlowInfo;
 pub use listener::AlccListener;
-pub use stream::{driver_stats, AlccStream, DriverStats, Options};
+pub use stream::{driver_stats, AlccStream, DriverStats, InfoHandle, Options};

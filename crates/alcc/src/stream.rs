@@ -79,6 +79,11 @@ fn build_controller(spec: &str, mss: u64) -> Result<Option<Box<dyn alcc_cc::Cont
     Ok(Some(registry::build(spec, &Config { mss, seed: 0 })?))
 }
 
+/// Checks that `spec` names a controller kernel mode can run (or is `none`).
+pub fn check_spec(spec: &str) -> Result<()> {
+    build_controller(spec, Config::default().mss).map(drop)
+}
+
 /// A TCP stream paced by a user-space controller.
 pub struct AlccStream {
     id: u64,
@@ -200,11 +205,12 @@ impl AlccStream {
 
     /// The controller's metrics, the kernel's cwnd, RTT, bytes in flight, queue and rates.
     pub fn info(&self) -> FlowInfo {
-        let mut info = self.shared.lock().info.clone();
-        if let Ok(ti) = sys::tcp_info(self.fd.as_raw_fd()) {
-            info.set_kernel(&ti);
-        }
-        info
+        self.info_handle().info()
+    }
+
+    /// A handle that reads this flow's [`FlowInfo`] from another thread (telemetry).
+    pub fn info_handle(&self) -> InfoHandle {
+        InfoHandle { fd: self.fd.clone(), shared: self.shared.clone() }
     }
 
     fn wake(&self) {
@@ -266,6 +272,29 @@ impl AlccStream {
         } else {
             Err(io::Error::new(io::ErrorKind::TimedOut, "alcc read timed out"))
         }
+    }
+}
+
+/// Reads one flow's [`FlowInfo`] from any thread; see [`AlccStream::info_handle`].
+#[derive(Clone)]
+pub struct InfoHandle {
+    fd: Arc<OwnedFd>,
+    shared: Arc<Shared>,
+}
+
+impl InfoHandle {
+    /// The same as [`AlccStream::info`].
+    pub fn info(&self) -> FlowInfo {
+        let mut info = self.shared.lock().info.clone();
+        if let Ok(ti) = sys::tcp_info(self.fd.as_raw_fd()) {
+            info.set_kernel(&ti);
+        }
+        info
+    }
+
+    /// Whether the flow is over (finished or failed, and released by the driver).
+    pub fn is_done(&self) -> bool {
+        self.shared.lock().released
     }
 }
 
