@@ -129,9 +129,13 @@ impl AlccStream {
         drop(flags);
         let driver = driver::get()?;
         let id = driver.next_id();
+        let decision = controller.as_ref().map(|c| c.decision());
         let info = FlowInfo {
             controller: options.cc.clone(),
             underlay: options.underlay.clone(),
+            metrics: controller.as_ref().map(|c| c.metrics()),
+            window: decision.map_or(u64::MAX, |d| d.window),
+            pacing_rate: decision.and_then(|d| d.pacing_rate),
             ..FlowInfo::default()
         };
         let shared = Shared::new(options.queue_capacity.max(1), info);
