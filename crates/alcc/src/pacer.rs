@@ -18,6 +18,12 @@ pub struct Pacer {
     idle: bool,
 }
 
+impl Default for Pacer {
+    fn default() -> Pacer {
+        Pacer::new()
+    }
+}
+
 impl Pacer {
     /// How far behind `now` an idle schedule may restart (the credit an idle flow keeps).
     pub const BURST: Duration = Duration::from_millis(1);

@@ -4,6 +4,7 @@
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -93,7 +94,7 @@ pub struct AlccStream {
     nonblocking: bool,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
-    closed: bool,
+    closed: AtomicBool,
 }
 
 impl std::fmt::Debug for AlccStream {
@@ -150,7 +151,7 @@ impl AlccStream {
             nonblocking: false,
             read_timeout: None,
             write_timeout: None,
-            closed: false,
+            closed: AtomicBool::new(false),
         })
     }
 
@@ -232,8 +233,13 @@ impl AlccStream {
 
     /// Waits until everything queued is in the kernel and acknowledged, the FIN sent
     /// (`timeout`: give up with `TimedOut`). Reports a reset or other failure as an error.
-    pub fn close(mut self, timeout: Option<Duration>) -> io::Result<()> {
-        self.closed = true;
+    pub fn close(self, timeout: Option<Duration>) -> io::Result<()> {
+        self.close_ref(timeout)
+    }
+
+    /// [`close`](Self::close) through a shared reference (for the C ABI); later writes fail.
+    pub fn close_ref(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.closed.store(true, Ordering::Relaxed);
         self.shared.lock().closing = true;
         self.wake();
         let deadline = timeout.map(|t| Instant::now() + t);
@@ -259,8 +265,8 @@ impl AlccStream {
     }
 
     /// Resets the connection at once, discarding what is queued.
-    pub fn abort(mut self) {
-        self.closed = true;
+    pub fn abort(self) {
+        self.closed.store(true, Ordering::Relaxed);
         self.shared.lock().abort = true;
         self.wake();
     }
@@ -302,23 +308,21 @@ impl InfoHandle {
     }
 }
 
-impl Read for AlccStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+impl AlccStream {
+    /// Reads what the peer sent; `nonblocking` returns `WouldBlock` instead of waiting.
+    pub fn read_with(&self, buf: &mut [u8], nonblocking: bool) -> io::Result<usize> {
         loop {
             match sys::recv_nonblocking(self.fd.as_raw_fd(), buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock && !self.nonblocking => {
-                    self.wait_readable()?
-                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && !nonblocking => self.wait_readable()?,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 other => return other,
             }
         }
     }
-}
 
-impl Write for AlccStream {
-    /// Queues as much of `buf` as fits; blocks (or returns `WouldBlock`) while the queue is full.
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+    /// Queues as much of `buf` as fits; waits while the queue is full unless `nonblocking`
+    /// (then `WouldBlock`).
+    pub fn write_with(&self, buf: &[u8], nonblocking: bool) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
         }
@@ -343,7 +347,7 @@ impl Write for AlccStream {
                 }
                 return Ok(n);
             }
-            if self.nonblocking {
+            if nonblocking {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
             st = match deadline {
@@ -360,7 +364,7 @@ impl Write for AlccStream {
     }
 
     /// Waits until everything queued was handed to the kernel.
-    fn flush(&mut self) -> io::Result<()> {
+    pub fn flush_with(&self, nonblocking: bool) -> io::Result<()> {
         let mut st = self.shared.lock();
         loop {
             if let Some(e) = Self::failure(&st.error) {
@@ -369,7 +373,7 @@ impl Write for AlccStream {
             if st.queue.is_empty() {
                 return Ok(());
             }
-            if self.nonblocking {
+            if nonblocking {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
             st = self.shared.cond.wait(st).unwrap_or_else(|p| p.into_inner());
@@ -377,11 +381,29 @@ impl Write for AlccStream {
     }
 }
 
+impl Read for AlccStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_with(buf, self.nonblocking)
+    }
+}
+
+impl Write for AlccStream {
+    /// Queues as much of `buf` as fits; blocks (or returns `WouldBlock`) while the queue is full.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_with(buf, self.nonblocking)
+    }
+
+    /// Waits until everything queued was handed to the kernel.
+    fn flush(&mut self) -> io::Result<()> {
+        self.flush_with(self.nonblocking)
+    }
+}
+
 impl Drop for AlccStream {
     /// Without [`close`](Self::close), the driver still flushes the queue and sends the FIN,
     /// in the background.
     fn drop(&mut self) {
-        if !self.closed {
+        if !self.closed.load(Ordering::Relaxed) {
             self.shared.lock().closing = true;
             self.wake();
         }
