@@ -110,18 +110,10 @@ struct Loop<'a> {
     flows: HashMap<u64, Flow>,
     deadlines: BinaryHeap<Reverse<(Time, u64)>>,
     due: Vec<u64>,
-    scratch: Vec<u8>,
 }
 
 fn run(driver: &Driver, epoll: &Epoll, timer: &TimerFd) {
-    let mut l = Loop {
-        driver,
-        epoll,
-        flows: HashMap::new(),
-        deadlines: BinaryHeap::new(),
-        due: Vec::new(),
-        scratch: Vec::new(),
-    };
+    let mut l = Loop { driver, epoll, flows: HashMap::new(), deadlines: BinaryHeap::new(), due: Vec::new() };
     let mut events = Vec::with_capacity(256);
     let mut armed: Option<Time> = None;
     loop {
@@ -203,7 +195,7 @@ impl Loop<'_> {
 
     fn step(&mut self, id: u64, now: Time) {
         let Some(flow) = self.flows.get_mut(&id) else { return };
-        match flow.step(now, &mut self.scratch) {
+        match flow.step(now) {
             Next::Keep(wake) => {
                 // An earlier wake-up already scheduled serves as well (the step re-plans).
                 let earlier = matches!((flow.scheduled, wake), (Some(s), Some(w)) if s > now && s <= w);

@@ -126,10 +126,9 @@ impl Flow {
     }
 
     /// One step: take in feedback, fire the controller's timer, write what the window and
-    /// pacer allow, flush and close when asked. Never blocks. `scratch` is the driver's
-    /// buffer for copying a chunk out of the queue (one for all flows).
-    pub fn step(&mut self, now: Time, scratch: &mut Vec<u8>) -> Next {
-        match self.try_step(now, scratch) {
+    /// pacer allow, flush and close when asked. Never blocks.
+    pub fn step(&mut self, now: Time) -> Next {
+        match self.try_step(now) {
             Ok(next) => next,
             Err(e) => {
                 let mut st = self.shared.lock();
@@ -145,7 +144,7 @@ impl Flow {
         }
     }
 
-    fn try_step(&mut self, now: Time, scratch: &mut Vec<u8>) -> io::Result<Next> {
+    fn try_step(&mut self, now: Time) -> io::Result<Next> {
         let fd = self.fd.as_raw_fd();
         if let Some(e) = sys::take_socket_error(fd)? {
             return Err(e);
@@ -188,14 +187,12 @@ impl Flow {
         while !st.queue.is_empty() {
             match self.next_chunk(now, st.queue.len() as u64) {
                 Ok(len) => {
-                    scratch.clear();
-                    scratch.extend(st.queue.iter().take(len as usize));
-                    let sent = if self.controller.is_some() {
-                        sys::send_record(fd, scratch)
-                    } else {
-                        sys::send_plain(fd, scratch)
-                    };
-                    let n = match sent {
+                    // Straight from the queue's (at most two) slices: no copy in user space.
+                    let (a, b) = st.queue.as_slices();
+                    let len = len as usize;
+                    let first = &a[..len.min(a.len())];
+                    let second = &b[..(len - first.len()).min(b.len())];
+                    let n = match sys::send_parts(fd, &[first, second], self.controller.is_some()) {
                         Ok(n) => n,
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -264,7 +261,9 @@ impl Flow {
             // Wait for a whole segment of room rather than writing slivers.
             return Err(None);
         }
-        let budget = Pacer::chunk_budget(d.pacing_rate).unwrap_or(u64::MAX).max(mss);
+        // At most a millisecond of data at the pacing rate, and a quarter of the window, so
+        // that ACK timestamps come several times per window; never less than a segment.
+        let budget = Pacer::chunk_budget(d.pacing_rate).unwrap_or(u64::MAX).min(d.window / 4).max(mss);
         let want = queued.min(room).min(self.limits.max_chunk.max(mss)).min(budget);
         // Whole segments when there is room for them (DESIGN.md: write MSS multiples).
         Ok(if want >= mss { want / mss * mss } else { want })

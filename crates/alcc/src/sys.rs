@@ -291,26 +291,24 @@ pub fn drain_error_queue(fd: RawFd, out: &mut Vec<Stamp>) -> io::Result<usize> {
     }
 }
 
-/// Writes `buf` as one record (MSG_EOR, so the kernel keeps its timestamp request), without
-/// blocking and without SIGPIPE.
-pub fn send_record(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
-    // SAFETY: the pointer and length describe `buf`.
-    cvt_size(unsafe {
-        libc::send(
-            fd,
-            buf.as_ptr().cast(),
-            buf.len(),
-            libc::MSG_EOR | libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-        )
-    })
-}
-
-/// Writes `buf` without blocking and without SIGPIPE (plain kernel TCP, no records).
-pub fn send_plain(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
-    // SAFETY: the pointer and length describe `buf`.
-    cvt_size(unsafe {
-        libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
-    })
+/// Writes the concatenation of `parts` without blocking and without SIGPIPE; with
+/// `record`, as one record (MSG_EOR, so that the kernel keeps its timestamp request for the
+/// last byte instead of merging the write into the next).
+pub fn send_parts(fd: RawFd, parts: &[&[u8]], record: bool) -> io::Result<usize> {
+    let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 2];
+    let mut count = 0;
+    for p in parts.iter().filter(|p| !p.is_empty()).take(iov.len()) {
+        iov[count] = libc::iovec { iov_base: p.as_ptr() as *mut libc::c_void, iov_len: p.len() };
+        count += 1;
+    }
+    // SAFETY: msghdr is plain old data; zeroed is a valid empty header.
+    let mut msg: libc::msghdr = unsafe { mem::zeroed() };
+    msg.msg_iov = iov.as_mut_ptr();
+    msg.msg_iovlen = count;
+    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL | if record { libc::MSG_EOR } else { 0 };
+    // SAFETY: the iovecs describe the borrowed `parts`, which outlive the call; the kernel
+    // only reads them.
+    cvt_size(unsafe { libc::sendmsg(fd, &msg, flags) })
 }
 
 /// Reads into `buf` without blocking.
