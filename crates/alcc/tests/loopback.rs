@@ -208,3 +208,60 @@ fn gigabyte_arrives_identical() {
     assert_eq!((got, got_sum), (total, sum));
     assert_eq!(info.bytes_acked, total);
 }
+
+#[test]
+fn error_queue_overflow_falls_back_to_tcp_info() {
+    // A receive buffer of a few KiB holds only a handful of timestamps: most are dropped,
+    // and TCP_INFO must acknowledge the chunks instead.
+    let total = 64 << 20;
+    let options = Options { errqueue_rcvbuf: 2048, max_chunk: 16 << 10, ..Options::with_cc("fixed") };
+    let ((got, got_sum), sum, info, _) = one_transfer("127.0.0.1:0", options, total);
+    assert_eq!((got, got_sum), (total, sum));
+    assert_eq!(info.bytes_acked, total);
+    eprintln!(
+        "{} chunks: {} by ACK stamp, {} by TCP_INFO",
+        info.chunks_sent, info.ack_stamps, info.info_acks
+    );
+    assert!(info.info_acks > 0, "no chunk needed the TCP_INFO fallback: {info:?}");
+}
+
+/// More than 4 GiB, so that the 32-bit timestamp ids wrap; the stamps must keep matching
+/// chunks after the wrap. Slow: run with `--ignored`.
+#[test]
+#[ignore]
+fn timestamp_ids_wrap_past_4_gib() {
+    let total: u64 = 5 << 30;
+    let listener = AlccListener::bind("127.0.0.1:0", Options::with_cc("fixed")).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut n = 0u64;
+        loop {
+            match s.read(&mut buf).unwrap() {
+                0 => return n,
+                k => n += k as u64,
+            }
+        }
+    });
+    let (mut s, _) = listener.accept().unwrap();
+    let buf = vec![7u8; 1 << 20];
+    let mut stamps_before_wrap = 0;
+    for i in 0..(total >> 20) {
+        std::io::Write::write_all(&mut s, &buf).unwrap();
+        if i == 3 << 10 {
+            stamps_before_wrap = s.info().ack_stamps;
+        }
+    }
+    s.flush_and_wait();
+    let info = s.info();
+    s.close(Some(Duration::from_secs(30))).unwrap();
+    assert_eq!(client.join().unwrap(), total);
+    assert_eq!(info.bytes_acked, total);
+    eprintln!(
+        "{} chunks, {} ACK stamps ({stamps_before_wrap} before 3 GiB), {} TCP_INFO acks",
+        info.chunks_sent, info.ack_stamps, info.info_acks
+    );
+    // After the wrap the stamps must still acknowledge most chunks.
+    assert!(info.ack_stamps - stamps_before_wrap > (info.chunks_sent - stamps_before_wrap) / 2, "{info:?}");
+}
