@@ -265,3 +265,42 @@ fn timestamp_ids_wrap_past_4_gib() {
     // After the wrap the stamps must still acknowledge most chunks.
     assert!(info.ack_stamps - stamps_before_wrap > (info.chunks_sent - stamps_before_wrap) / 2, "{info:?}");
 }
+
+#[test]
+fn dropping_a_stream_still_delivers_everything() {
+    let listener = AlccListener::bind("127.0.0.1:0", Options::with_cc("fixed:window=16")).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = thread::spawn(move || read_all(&mut TcpStream::connect(addr).unwrap()).unwrap());
+    let (mut s, _) = listener.accept().unwrap();
+    let sum = write_pattern(&mut s, 6 << 20).unwrap();
+    drop(s); // no close: the driver flushes and sends the FIN in the background
+    assert_eq!(client.join().unwrap(), (6 << 20, sum));
+}
+
+#[test]
+fn nonblocking_writes_fill_the_queue_then_would_block() {
+    let options = Options { queue_capacity: 100_000, ..Options::with_cc("fixed:window=1") };
+    let listener = AlccListener::bind("127.0.0.1:0", options).unwrap();
+    let addr = listener.local_addr().unwrap();
+    // The client does not read yet, so the window of one packet drains slowly at most.
+    let client = TcpStream::connect(addr).unwrap();
+    let (mut s, _) = listener.accept().unwrap();
+    s.set_nonblocking(true);
+    let buf = vec![1u8; 60_000];
+    assert_eq!(std::io::Write::write(&mut s, &buf).unwrap(), 60_000);
+    let second = std::io::Write::write(&mut s, &buf).unwrap();
+    assert!(second <= 60_000);
+    let mut written = 60_000 + second as u64;
+    let err = loop {
+        match std::io::Write::write(&mut s, &buf) {
+            Ok(n) => written += n as u64,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock);
+    assert!(s.info().queued <= 100_000);
+    s.set_nonblocking(false);
+    let reader = thread::spawn(move || read_all(&mut { client }).unwrap().0);
+    s.close(Some(Duration::from_secs(20))).unwrap();
+    assert_eq!(reader.join().unwrap(), written);
+}
