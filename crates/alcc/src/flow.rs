@@ -249,24 +249,11 @@ impl Flow {
         };
         let d = c.decision();
         let in_flight = self.ledger.bytes_in_flight();
-        let room = d.window.saturating_sub(in_flight);
-        if room == 0 {
-            return Err(None);
-        }
-        if !self.pacer.ready(now) {
+        if in_flight < d.window && !self.pacer.ready(now) {
             return Err(Some(self.pacer.earliest()));
         }
         let mss = u64::from(self.feedback.last_info().snd_mss).max(1);
-        if room < mss && in_flight > 0 && queued >= mss {
-            // Wait for a whole segment of room rather than writing slivers.
-            return Err(None);
-        }
-        // At most a millisecond of data at the pacing rate, and a quarter of the window, so
-        // that ACK timestamps come several times per window; never less than a segment.
-        let budget = Pacer::chunk_budget(d.pacing_rate).unwrap_or(u64::MAX).min(d.window / 4).max(mss);
-        let want = queued.min(room).min(self.limits.max_chunk.max(mss)).min(budget);
-        // Whole segments when there is room for them (DESIGN.md: write MSS multiples).
-        Ok(if want >= mss { want / mss * mss } else { want })
+        chunk_size(queued, d.window, in_flight, mss, d.pacing_rate, self.limits.max_chunk).ok_or(None)
     }
 
     fn record_sent(&mut self, now: Time, bytes: u64) {
@@ -319,3 +306,73 @@ const FIN_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// How long a window-limited flow waits for feedback before re-reading TCP_INFO anyway.
 const STALL_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// How many bytes the next chunk carries, or `None` to wait for acknowledgements.
+///
+/// The chunk fits the window (`in_flight + chunk <= window`, the controller contract), is at
+/// most `max_chunk`, about a millisecond at the pacing rate and a quarter of the window (so
+/// that ACK timestamps come several times per window), and is a whole number of segments
+/// whenever at least one segment fits (DESIGN.md: write MSS multiples). With data in flight
+/// it waits for a whole segment of room rather than writing slivers; with nothing in flight
+/// it sends what the window allows, however small.
+pub(crate) fn chunk_size(
+    queued: u64,
+    window: u64,
+    in_flight: u64,
+    mss: u64,
+    pacing_rate: Option<u64>,
+    max_chunk: u64,
+) -> Option<u64> {
+    let mss = mss.max(1);
+    let room = window.saturating_sub(in_flight);
+    if room == 0 || queued == 0 || (room < mss && in_flight > 0 && queued >= mss) {
+        return None;
+    }
+    let budget = Pacer::chunk_budget(pacing_rate).unwrap_or(u64::MAX).min(window / 4).max(mss);
+    let want = queued.min(room).min(max_chunk.max(mss)).min(budget);
+    Some(if want >= mss { want / mss * mss } else { want })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn chunks_fit_the_window_in_whole_segments() {
+        // 10 segments of window, 3 in flight: room 7, capped at a quarter window (2.5 -> 2).
+        assert_eq!(chunk_size(1 << 20, 10_000, 3_000, 1_000, None, 64_000), Some(2_000));
+        // Less than a segment of room with data in flight: wait.
+        assert_eq!(chunk_size(1 << 20, 10_000, 9_500, 1_000, None, 64_000), None);
+        // A window below one segment still moves when nothing is in flight.
+        assert_eq!(chunk_size(1 << 20, 700, 0, 1_000, None, 64_000), Some(700));
+        // The tail of the queue goes as it is.
+        assert_eq!(chunk_size(300, 10_000, 5_000, 1_000, None, 64_000), Some(300));
+        // 1 MB/s pacing: a millisecond is 1000 bytes, one segment.
+        assert_eq!(chunk_size(1 << 20, u64::MAX, 0, 1_000, Some(1_000_000), 64_000), Some(1_000));
+        // Unbounded window: max_chunk, rounded down to segments.
+        assert_eq!(chunk_size(1 << 20, u64::MAX, 0, 1_448, None, 65_536), Some(65_160));
+        assert_eq!(chunk_size(0, u64::MAX, 0, 1_448, None, 65_536), None);
+        assert_eq!(chunk_size(10, 100, 100, 1_448, None, 65_536), None);
+    }
+
+    proptest! {
+        #[test]
+        fn chunk_never_overfills_the_window(
+            queued in 0u64..10_000_000,
+            window in 0u64..10_000_000,
+            in_flight in 0u64..10_000_000,
+            mss in 1u64..70_000,
+            rate in proptest::option::of(1u64..10_000_000_000),
+            max_chunk in 1u64..1_000_000,
+        ) {
+            if let Some(c) = chunk_size(queued, window, in_flight, mss, rate, max_chunk) {
+                prop_assert!(c > 0);
+                prop_assert!(c <= queued);
+                prop_assert!(in_flight + c <= window);
+                prop_assert!(c <= max_chunk.max(mss));
+                prop_assert!(c < mss || c % mss == 0);
+            }
+        }
+    }
+}
