@@ -237,7 +237,11 @@ impl Flow {
         };
         // Waiting for the last acknowledgement after the FIN: look again now and then, in
         // case no stamp is coming (plain mode, or a stamp lost to a full error queue).
-        let wake = if self.shut { Some(wake.unwrap_or(Time::MAX).min(now + FIN_POLL)) } else { wake };
+        // Plain mode has no ACK stamps either: while bytes are in flight, re-read TCP_INFO
+        // now and then so that the info and the final flush stay current.
+        let plain_poll = self.controller.is_none() && self.ledger.bytes_in_flight() > 0;
+        let wake =
+            if self.shut || plain_poll { Some(wake.unwrap_or(Time::MAX).min(now + FIN_POLL)) } else { wake };
         Ok(Next::Keep(wake))
     }
 
@@ -301,7 +305,8 @@ impl Flow {
     }
 }
 
-/// How often a flow that sent its FIN re-reads TCP_INFO while waiting for the last ACK.
+/// How often a flow without ACK stamps (after its FIN, or in plain mode) re-reads TCP_INFO
+/// while bytes are in flight.
 const FIN_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// How long a window-limited flow waits for feedback before re-reading TCP_INFO anyway.

@@ -20,7 +20,8 @@ use crate::sys;
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Controller specification (`copa:delta=0.5`, `fixed:window=20`), or `none` for plain
-    /// kernel TCP through the same API.
+    /// kernel TCP through the same API (no gating, no timestamps, no socket options but the
+    /// underlay).
     pub cc: String,
     /// Kernel congestion control under the controller; always set explicitly.
     pub underlay: String,
@@ -116,11 +117,18 @@ impl AlccStream {
         let raw = fd.as_raw_fd();
         sys::set_congestion(raw, &options.underlay)
             .map_err(|source| Error::Underlay { name: options.underlay.clone(), source })?;
-        sys::set_int(raw, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)?;
-        let lowat = libc::c_int::try_from(options.notsent_lowat).unwrap_or(libc::c_int::MAX);
-        sys::set_int(raw, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, lowat)?;
-        sys::grow_rcvbuf(raw, libc::c_int::try_from(options.errqueue_rcvbuf).unwrap_or(libc::c_int::MAX))?;
-        sys::enable_ack_timestamps(raw)?;
+        if controller.is_some() {
+            // Chunks leave at once (no Nagle), the kernel holds few unsent bytes, and every
+            // chunk's SCHED and ACK timestamps fit in the error queue.
+            sys::set_int(raw, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)?;
+            let lowat = libc::c_int::try_from(options.notsent_lowat).unwrap_or(libc::c_int::MAX);
+            sys::set_int(raw, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, lowat)?;
+            let rcvbuf = libc::c_int::try_from(options.errqueue_rcvbuf).unwrap_or(libc::c_int::MAX);
+            sys::grow_rcvbuf(raw, rcvbuf)?;
+            sys::enable_ack_timestamps(raw)?;
+        }
+        // `none` leaves the socket as plain kernel TCP (the baseline); its deliveries are
+        // read from TCP_INFO only.
         let flags = {
             let s = TcpStream::from(fd.try_clone()?);
             s.set_nonblocking(true)?;
