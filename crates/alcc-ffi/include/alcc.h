@@ -50,12 +50,13 @@ struct alcc_info {
 
 /* accept(2) on a listening socket; the new connection runs under alcc. */
 int alcc_accept(int sockfd, struct sockaddr *addr, socklen_t *addrlen);
-/* connect(2) (blocking); the connection then runs under alcc. */
+/* connect(2) (blocking); the connection then runs under alcc. If connect succeeds but alcc
+ * cannot take the socket over (a refused controller or underlay), the socket is closed. */
 int alcc_connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen);
 /* send(2): queues bytes; blocks while alcc's queue is full unless flags has MSG_DONTWAIT
  * (then -1/EAGAIN). Other flags are ignored. */
 ssize_t alcc_send(int sockfd, const void *buf, size_t len, int flags);
-/* recv(2); MSG_DONTWAIT is honoured, other flags are passed to the kernel's recv. */
+/* recv(2); MSG_DONTWAIT is honoured, other flags are ignored. */
 ssize_t alcc_recv(int sockfd, void *buf, size_t len, int flags);
 /* close(2): flushes everything queued, sends the FIN, waits until it is all acknowledged
  * (at most ALCC_CLOSE_TIMEOUT seconds if set), then closes. -1/ECONNRESET etc. if the

@@ -304,3 +304,30 @@ fn nonblocking_writes_fill_the_queue_then_would_block() {
     s.close(Some(Duration::from_secs(20))).unwrap();
     assert_eq!(reader.join().unwrap(), written);
 }
+
+#[test]
+fn controller_can_be_replaced_mid_flow() {
+    let listener = AlccListener::bind("127.0.0.1:0", Options::with_cc("fixed:window=4")).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = thread::spawn(move || read_all(&mut TcpStream::connect(addr).unwrap()).unwrap());
+    let (mut s, _) = listener.accept().unwrap();
+    let mut sum = common::Fnv::default();
+    let mut buf = vec![0u8; 1 << 20];
+    common::pattern(0, &mut buf);
+    sum.update(&buf);
+    std::io::Write::write_all(&mut s, &buf).unwrap();
+    std::io::Write::flush(&mut s).unwrap();
+    assert_eq!(s.info().window, 4 * 1448);
+    s.set_cc("fixed:window=40").unwrap();
+    s.set_underlay("reno").unwrap();
+    common::pattern(1 << 20, &mut buf);
+    sum.update(&buf);
+    std::io::Write::write_all(&mut s, &buf).unwrap();
+    std::io::Write::flush(&mut s).unwrap();
+    let info = s.info();
+    assert_eq!(info.window, 40 * 1448);
+    assert_eq!(info.controller, "fixed:window=40");
+    assert_eq!(info.underlay, "reno");
+    s.close(Some(Duration::from_secs(10))).unwrap();
+    assert_eq!(client.join().unwrap(), (2 << 20, sum.0));
+}
