@@ -31,7 +31,7 @@ pub struct ServeArgs {
     underlay: String,
     /// Largest chunk written into the kernel at once, bytes (one controller "packet"; the
     /// engine also keeps chunks under a quarter of the window and 1 ms at the pacing rate).
-    #[arg(long, default_value_t = 64 << 10)]
+    #[arg(long, default_value_t = 256 << 10)]
     chunk: u64,
     /// Serve this file.
     #[arg(long, conflicts_with = "bytes")]

@@ -1,7 +1,8 @@
 //! Loopback throughput of one flow: alcc with an unbounded window (`fixed`) and alcc's
 //! `none` mode, each as a ratio to plain kernel TCP measured in the same run, rounds
 //! interleaved. A benchmark, not a test: `cargo bench -p alcc --bench loopback_throughput`
-//! (`ALCC_BENCH_BYTES` sets the bytes per transfer, `ALCC_BENCH_ROUNDS` the rounds).
+//! (`ALCC_BENCH_BYTES` sets the bytes per transfer, `ALCC_BENCH_ROUNDS` the rounds,
+//! `ALCC_BENCH_CHUNK` and `ALCC_BENCH_LOWAT` the engine's chunk and TCP_NOTSENT_LOWAT).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -56,7 +57,13 @@ fn plain(total: u64) -> f64 {
 }
 
 fn alcc(total: u64, cc: &str) -> f64 {
-    let listener = AlccListener::bind("127.0.0.1:0", Options::with_cc(cc)).unwrap();
+    let defaults = Options::default();
+    let options = Options {
+        max_chunk: env_u64("ALCC_BENCH_CHUNK", defaults.max_chunk),
+        notsent_lowat: env_u64("ALCC_BENCH_LOWAT", u64::from(defaults.notsent_lowat)) as u32,
+        ..Options::with_cc(cc)
+    };
+    let listener = AlccListener::bind("127.0.0.1:0", options).unwrap();
     let addr = listener.local_addr().unwrap();
     timed(
         total,

@@ -38,13 +38,14 @@ pub struct Options {
 }
 
 impl Default for Options {
-    /// `fixed` (unbounded), over `cubic`, 1 MiB queue, 64 KiB chunks.
+    /// `fixed` (unbounded), over `cubic`, 1 MiB queue, chunks of at most 256 KiB, 128 KiB
+    /// not-sent low-water mark.
     fn default() -> Options {
         Options {
             cc: "fixed".into(),
             underlay: "cubic".into(),
             queue_capacity: 1 << 20,
-            max_chunk: 64 << 10,
+            max_chunk: 256 << 10,
             notsent_lowat: 128 << 10,
             errqueue_rcvbuf: 4 << 20,
             mss: Config::default().mss,
