@@ -65,6 +65,8 @@ impl Shared {
 pub(crate) struct Limits {
     /// Largest chunk written at once.
     pub max_chunk: u64,
+    /// Segment size assumed until the feedback source reports the kernel's.
+    pub default_mss: u64,
 }
 
 /// What the driver should do with a flow after a step.
@@ -86,7 +88,9 @@ pub(crate) struct Flow {
     spec: String,
     ledger: Ledger,
     pacer: Pacer,
-    feedback: KernelFeedback,
+    feedback: Box<dyn FeedbackSource>,
+    /// Segment size to use while no TCP_INFO is known.
+    default_mss: u64,
     limits: Limits,
     events: Vec<Feedback>,
     shut: bool,
@@ -114,7 +118,8 @@ impl Flow {
             spec,
             ledger: Ledger::new(),
             pacer: Pacer::new(),
-            feedback: KernelFeedback::new(),
+            feedback: Box::new(KernelFeedback::new()),
+            default_mss: limits.default_mss,
             limits,
             events: Vec::new(),
             shut: false,
@@ -256,7 +261,7 @@ impl Flow {
         if in_flight < d.window && !self.pacer.ready(now) {
             return Err(Some(self.pacer.earliest()));
         }
-        let mss = u64::from(self.feedback.last_info().snd_mss).max(1);
+        let mss = self.feedback.tcp_info().map_or(self.default_mss, |i| u64::from(i.snd_mss)).max(1);
         chunk_size(queued, d.window, in_flight, mss, d.pacing_rate, self.limits.max_chunk).ok_or(None)
     }
 
@@ -298,9 +303,12 @@ impl Flow {
         info.bytes_acked = self.ledger.acked();
         info.chunks_sent = self.chunks_sent;
         info.losses = self.losses;
-        info.ack_stamps = self.feedback.ack_stamps;
-        info.info_acks = self.feedback.info_acks;
-        info.set_kernel(self.feedback.last_info());
+        let stats = self.feedback.stats();
+        info.ack_stamps = stats.primary_acks;
+        info.info_acks = stats.fallback_acks;
+        if let Some(ti) = self.feedback.tcp_info() {
+            info.set_kernel(ti);
+        }
         info.queued = st.queue.len() as u64;
     }
 }

@@ -150,7 +150,7 @@ impl AlccStream {
         };
         let shared = Shared::new(options.queue_capacity.max(1), info);
         let fd = Arc::new(fd);
-        let limits = Limits { max_chunk: options.max_chunk.max(1) };
+        let limits = Limits { max_chunk: options.max_chunk.max(1), default_mss: options.mss.max(1) };
         driver.register(Flow::new(id, fd.clone(), shared.clone(), controller, options.cc.clone(), limits));
         Ok(AlccStream {
             id,

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use alcc_cc::{AckSample, LossEvent, Time};
 
-use crate::feedback::{Feedback, FeedbackSource};
+use crate::feedback::{Feedback, FeedbackSource, FeedbackStats};
 use crate::ledger::{Chunk, Ledger};
 use crate::sys::{self, Stamp, StampKind, TcpInfo};
 
@@ -128,6 +128,14 @@ impl FeedbackSource for KernelFeedback {
         }
         self.last_info = info;
         Ok(())
+    }
+
+    fn tcp_info(&self) -> Option<&TcpInfo> {
+        Some(&self.last_info)
+    }
+
+    fn stats(&self) -> FeedbackStats {
+        FeedbackStats { primary_acks: self.ack_stamps, fallback_acks: self.info_acks }
     }
 }
 

@@ -14,6 +14,16 @@ use std::os::fd::RawFd;
 use alcc_cc::{AckSample, LossEvent, Time};
 
 use crate::ledger::Ledger;
+use crate::sys::TcpInfo;
+
+/// Counters of a feedback source, for diagnostics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FeedbackStats {
+    /// Acknowledgements received from the primary signal (ACK timestamps, ACK frames, echoes).
+    pub primary_acks: u64,
+    /// Chunks acknowledged by a fallback (TCP_INFO) because the primary signal missed them.
+    pub fallback_acks: u64,
+}
 
 /// One thing a feedback source learned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,4 +48,14 @@ pub trait FeedbackSource: Send {
         ledger: &mut Ledger,
         out: &mut Vec<Feedback>,
     ) -> io::Result<()>;
+
+    /// The TCP_INFO read by the last `collect`, if this source reads one.
+    fn tcp_info(&self) -> Option<&TcpInfo> {
+        None
+    }
+
+    /// Its counters.
+    fn stats(&self) -> FeedbackStats {
+        FeedbackStats::default()
+    }
 }
