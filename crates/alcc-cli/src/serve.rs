@@ -51,6 +51,9 @@ pub struct ServeArgs {
     /// Exit after serving this many clients.
     #[arg(long)]
     count: Option<u64>,
+    /// Fail a connection whose data stays unacknowledged this many seconds (TCP_USER_TIMEOUT).
+    #[arg(long)]
+    user_timeout: Option<f64>,
     /// Give up flushing a connection after this many seconds.
     #[arg(long, default_value_t = 600)]
     close_timeout: u64,
@@ -71,7 +74,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
         (None, Some(n)) => n,
         (None, None) => bail!("give --file F or --bytes N"),
     };
-    let options = Options { max_chunk: args.chunk, ..Options::with_cc(&args.cc).underlay(&args.underlay) };
+    let options = Options {
+        max_chunk: args.chunk,
+        user_timeout: args.user_timeout.filter(|t| t.is_finite() && *t > 0.0).map(Duration::from_secs_f64),
+        ..Options::with_cc(&args.cc).underlay(&args.underlay)
+    };
     // Refuse a bad controller spec before listening, not per connection.
     alcc::stream::check_spec(&args.cc)?;
     let bind = if args.bind.contains(':') {

@@ -35,6 +35,10 @@ pub struct Options {
     pub errqueue_rcvbuf: u32,
     /// Packet size the controller counts in.
     pub mss: u64,
+    /// TCP_USER_TIMEOUT: how long sent data may stay unacknowledged (or the peer's window
+    /// stay closed) before the kernel gives up and the flow fails with `TimedOut`. `None`
+    /// keeps the kernel's default (minutes of retries).
+    pub user_timeout: Option<Duration>,
 }
 
 impl Default for Options {
@@ -49,6 +53,7 @@ impl Default for Options {
             notsent_lowat: 128 << 10,
             errqueue_rcvbuf: 4 << 20,
             mss: Config::default().mss,
+            user_timeout: None,
         }
     }
 }
@@ -118,6 +123,10 @@ impl AlccStream {
         let raw = fd.as_raw_fd();
         sys::set_congestion(raw, &options.underlay)
             .map_err(|source| Error::Underlay { name: options.underlay.clone(), source })?;
+        if let Some(t) = options.user_timeout {
+            let ms = libc::c_int::try_from(t.as_millis()).unwrap_or(libc::c_int::MAX).max(1);
+            sys::set_int(raw, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT, ms)?;
+        }
         if controller.is_some() {
             // Chunks leave at once (no Nagle), the kernel holds few unsent bytes, and every
             // chunk's SCHED and ACK timestamps fit in the error queue.

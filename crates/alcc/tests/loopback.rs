@@ -331,3 +331,25 @@ fn controller_can_be_replaced_mid_flow() {
     s.close(Some(Duration::from_secs(10))).unwrap();
     assert_eq!(client.join().unwrap(), (2 << 20, sum.0));
 }
+
+#[test]
+fn a_peer_that_stops_reading_times_out_as_an_error() {
+    let options = Options { user_timeout: Some(Duration::from_secs(1)), ..Options::with_cc("fixed") };
+    let listener = AlccListener::bind("127.0.0.1:0", options).unwrap();
+    let addr = listener.local_addr().unwrap();
+    // Connected, never read: the peer's window closes and stays closed.
+    let client = TcpStream::connect(addr).unwrap();
+    let (mut s, _) = listener.accept().unwrap();
+    let start = Instant::now();
+    let buf = vec![0u8; 1 << 20];
+    let err = loop {
+        if let Err(e) = std::io::Write::write_all(&mut s, &buf) {
+            break e;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "no timeout");
+    };
+    eprintln!("failed after {:.1?}: {err}", start.elapsed());
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err:?}");
+    assert!(s.close(None).is_err());
+    drop(client);
+}
