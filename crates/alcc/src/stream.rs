@@ -314,8 +314,13 @@ impl InfoHandle {
     /// The same as [`AlccStream::info`].
     pub fn info(&self) -> FlowInfo {
         let mut info = self.shared.lock().info.clone();
-        if let Ok(ti) = sys::tcp_info(self.fd.as_raw_fd()) {
+        let fd = self.fd.as_raw_fd();
+        if let Ok(ti) = sys::tcp_info(fd) {
             info.set_kernel(&ti);
+        }
+        // What the kernel actually runs, not what was asked for.
+        if let Ok(cc) = sys::get_congestion(fd) {
+            info.underlay = cc;
         }
         info
     }

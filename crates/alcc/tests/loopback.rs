@@ -66,9 +66,11 @@ fn window_is_enforced_and_bytes_arrive_intact_v4() {
 #[test]
 fn plain_kernel_tcp_over_ipv6() {
     let total = 16 << 20;
-    let ((got, got_sum), sum, info, _) = one_transfer("[::1]:0", Options::with_cc("none"), total);
+    let ((got, got_sum), sum, info, _) =
+        one_transfer("[::1]:0", Options::with_cc("none").underlay("bbr"), total);
     assert_eq!((got, got_sum), (total, sum));
     assert_eq!(info.controller, "none");
+    assert_eq!(info.underlay, "bbr");
     assert_eq!(info.bytes_acked, total);
 }
 
