@@ -97,6 +97,8 @@ pub(crate) struct Flow {
     chunks_sent: u64,
     losses: u64,
     max_in_flight: u64,
+    /// The cap last set on the kernel's own pacing (SO_MAX_PACING_RATE).
+    kernel_pacing: Option<u64>,
     /// The wake-up time currently scheduled in the driver's heap.
     pub scheduled: Option<Time>,
 }
@@ -126,6 +128,7 @@ impl Flow {
             chunks_sent: 0,
             losses: 0,
             max_in_flight: 0,
+            kernel_pacing: None,
             scheduled: None,
         }
     }
@@ -187,6 +190,7 @@ impl Flow {
             self.controller = c;
             self.spec = spec;
         }
+        self.pace_kernel(fd)?;
         let before = st.queue.len();
         let mut wake_at = None;
         while !st.queue.is_empty() {
@@ -263,6 +267,25 @@ impl Flow {
         }
         let mss = self.feedback.tcp_info().map_or(self.default_mss, |i| u64::from(i.snd_mss)).max(1);
         chunk_size(queued, d.window, in_flight, mss, d.pacing_rate, self.limits.max_chunk).ok_or(None)
+    }
+
+    /// Lets the kernel spread each chunk's segments at a little above the controller's
+    /// pacing rate (DESIGN.md: SO_MAX_PACING_RATE paces without the fq qdisc), so that a
+    /// chunk of several segments does not leave as one burst. Updated when the rate moves
+    /// by more than an eighth, to keep system calls rare.
+    fn pace_kernel(&mut self, fd: std::os::fd::RawFd) -> io::Result<()> {
+        let rate = self.controller.as_ref().and_then(|c| c.decision().pacing_rate);
+        let want = rate.map(|r| r.saturating_add(r / 4).max(1));
+        let stale = match (self.kernel_pacing, want) {
+            (None, None) => false,
+            (Some(have), Some(w)) => have.abs_diff(w) > have / 8,
+            _ => true,
+        };
+        if stale {
+            sys::set_max_pacing_rate(fd, want)?;
+            self.kernel_pacing = want;
+        }
+        Ok(())
     }
 
     fn record_sent(&mut self, now: Time, bytes: u64) {

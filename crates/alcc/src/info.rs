@@ -58,6 +58,8 @@ pub struct FlowInfo {
     pub kernel_pacing_rate: u64,
     /// Segments the kernel retransmitted.
     pub kernel_total_retrans: u32,
+    /// The cap on the kernel's pacing (SO_MAX_PACING_RATE), bytes/s; `u64::MAX`: none.
+    pub kernel_max_pacing_rate: u64,
 }
 
 impl FlowInfo {
@@ -73,5 +75,6 @@ impl FlowInfo {
         self.kernel_delivery_rate = i.delivery_rate;
         self.kernel_pacing_rate = i.pacing_rate;
         self.kernel_total_retrans = i.total_retrans;
+        self.kernel_max_pacing_rate = i.max_pacing_rate;
     }
 }

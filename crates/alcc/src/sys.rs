@@ -186,6 +186,26 @@ pub fn enable_ack_timestamps(fd: RawFd) -> io::Result<()> {
     set_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPING, flags)
 }
 
+/// SO_MAX_PACING_RATE (asm-generic/socket.h; not in every libc).
+const SO_MAX_PACING_RATE: libc::c_int = 47;
+
+/// Caps the kernel's own pacing of this socket at `rate` bytes/s (`None`: no cap). The
+/// kernel paces TCP itself, segment by segment, without the fq qdisc.
+pub fn set_max_pacing_rate(fd: RawFd, rate: Option<u64>) -> io::Result<()> {
+    let value: u64 = rate.unwrap_or(u64::MAX);
+    // SAFETY: `value` lives across the call; the kernel reads an unsigned long (8 bytes).
+    cvt(unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            SO_MAX_PACING_RATE,
+            (&value as *const u64).cast(),
+            mem::size_of::<u64>() as libc::socklen_t,
+        )
+    })
+    .map(drop)
+}
+
 /// Makes the socket's receive buffer (which the error queue counts against) at least `bytes`.
 pub fn grow_rcvbuf(fd: RawFd, bytes: libc::c_int) -> io::Result<()> {
     // SO_RCVBUFFORCE exceeds rmem_max but needs CAP_NET_ADMIN; fall back to SO_RCVBUF.

@@ -61,6 +61,7 @@ fn window_is_enforced_and_bytes_arrive_intact_v4() {
     assert!(info.ack_stamps > 0, "no ACK timestamps: {info:?}");
     assert!(info.chunks_sent >= total / window);
     assert_eq!(info.underlay, "cubic");
+    assert_eq!(info.kernel_max_pacing_rate, u64::MAX, "unpaced controller, uncapped kernel");
 }
 
 #[test]
@@ -101,6 +102,8 @@ fn pacing_rate_sets_throughput() {
     });
     let (mut stream, _) = listener.accept().unwrap();
     write_pattern(&mut stream, total).unwrap();
+    // The kernel paces each chunk's segments at 5/4 of the controller's rate.
+    assert_eq!(stream.info().kernel_max_pacing_rate, 5_000_000 * 5 / 4);
     stream.close(Some(Duration::from_secs(30))).unwrap();
     let (got, rate) = client.join().unwrap();
     assert_eq!(got, total);
