@@ -1,11 +1,13 @@
 //! The `alcc` command.
 
-use anyhow::Result;
-use clap::{Parser, Subcommand};
-
+mod analyze;
 mod get;
 mod serve;
 mod telemetry;
+mod trace_cmd;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
 
 /// Application-layer congestion control: simulate, emulate, serve and measure.
 #[derive(Parser)]
@@ -19,6 +21,10 @@ struct Cli {
 enum Command {
     /// List the congestion controllers alcc knows.
     Controllers,
+    /// Generate or describe Mahimahi packet-delivery traces.
+    Trace(trace_cmd::TraceArgs),
+    /// Summarise a Mahimahi link log: capacity, throughput, utilization, loss, delay.
+    Analyze(analyze::AnalyzeArgs),
     /// Serve downloads through alcc streams (each client gets the data).
     Serve(serve::ServeArgs),
     /// Download from HOST:PORT over plain TCP and report the throughput.
@@ -32,6 +38,8 @@ fn main() -> Result<()> {
                 println!("{:<8} {}", e.name, e.about);
             }
         }
+        Command::Trace(args) => trace_cmd::run(args)?,
+        Command::Analyze(args) => analyze::run(args)?,
         Command::Serve(args) => serve::run(args)?,
         Command::Get(args) => get::run(args)?,
     }

@@ -166,11 +166,11 @@ fn client_reset_fails_that_flow_only() {
     let got: Vec<_> = clients.into_iter().map(|t| t.join().unwrap()).collect();
     let failed = results.iter().filter(|(w, c)| w.is_err() || c.is_err()).count();
     assert_eq!(failed, 1, "exactly the reset flow fails: {results:?}");
-    for (r, g) in results.iter().zip(&got) {
-        if let (Ok(sum), Ok(())) = r {
-            assert_eq!(g.unwrap(), (total, *sum));
-        }
-    }
+    // Accept order need not match client order; every flow carries the same pattern.
+    let sum = results.iter().find_map(|(w, _)| w.as_ref().ok().copied()).unwrap();
+    let complete: Vec<_> = got.iter().flatten().collect();
+    assert_eq!(complete.len(), 2);
+    assert!(complete.iter().all(|&&g| g == (total, sum)), "{got:?}");
     let err = results.iter().find_map(|(w, c)| w.as_ref().err().or(c.as_ref().err())).unwrap();
     assert!(
         matches!(err.kind(), std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe),
