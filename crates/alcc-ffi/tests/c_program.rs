@@ -10,8 +10,9 @@ fn c_program_uses_the_abi() {
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
     let release = profile_dir.file_name().is_some_and(|n| n == "release");
+    let target_dir = profile_dir.parent().unwrap();
     let mut build = Command::new(env!("CARGO"));
-    build.args(["build", "-p", "alcc-ffi"]);
+    build.args(["build", "-p", "alcc-ffi", "--target-dir"]).arg(target_dir);
     if release {
         build.arg("--release");
     }
