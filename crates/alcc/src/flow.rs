@@ -203,7 +203,11 @@ impl Flow {
                     let second = &b[..(len - first.len()).min(b.len())];
                     let n = match sys::send_parts(fd, &[first, second], self.controller.is_some()) {
                         Ok(n) => n,
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            // The kernel is full: whatever holds us up, it is not the pacer.
+                            self.pacer.on_idle();
+                            break;
+                        }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                         Err(e) => return Err(e),
                     };
@@ -211,6 +215,10 @@ impl Flow {
                     self.record_sent(now, n as u64);
                 }
                 Err(wait) => {
+                    if wait.is_none() {
+                        // Window-limited, not pacer-limited: no catching up afterwards.
+                        self.pacer.on_idle();
+                    }
                     // Waiting for feedback: it normally arrives as an ACK stamp; look again
                     // after STALL_POLL in case the error queue dropped it.
                     wake_at = Some(wait.unwrap_or(now + STALL_POLL));

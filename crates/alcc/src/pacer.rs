@@ -4,8 +4,9 @@
 //! `b / r`. The schedule runs from the previous slot, not from the moment the driver woke,
 //! so timer lateness does not lower the rate. The schedule never lags `now` by more than a
 //! bounded credit: [`Pacer::BURST`] after the flow ran out of data (so an application pause
-//! does not turn into a burst), [`Pacer::LATE`] while it is backlogged (so a driver woken
-//! late by a loaded machine catches up). Pure: `now` is passed in.
+//! does not turn into a burst) or was held by its window, [`Pacer::LATE`] while only the
+//! pacer held it (so a driver woken late by a loaded machine catches up). Pure: `now` is
+//! passed in.
 
 use std::time::Duration;
 
@@ -35,7 +36,9 @@ impl Pacer {
         Pacer { next: Time::ZERO, idle: true }
     }
 
-    /// The flow ran out of data to send: its next send restarts the schedule.
+    /// The flow stopped for a reason other than the pacer (no data, a full window, a full
+    /// kernel buffer): its next send restarts the schedule with at most [`Pacer::BURST`]
+    /// of credit.
     pub fn on_idle(&mut self) {
         self.idle = true;
     }
