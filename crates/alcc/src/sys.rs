@@ -279,7 +279,7 @@ pub fn drain_error_queue(fd: RawFd, out: &mut Vec<Stamp>) -> io::Result<usize> {
             while !cmsg.is_null() {
                 let c = &*cmsg;
                 let data = libc::CMSG_DATA(cmsg);
-                let payload = c.cmsg_len as usize - (data as usize - cmsg as usize);
+                let payload = (c.cmsg_len as usize).saturating_sub(data as usize - cmsg as usize);
                 if c.cmsg_level == libc::SOL_SOCKET
                     && c.cmsg_type == libc::SO_TIMESTAMPING
                     && payload >= mem::size_of::<libc::timespec>()
