@@ -240,6 +240,7 @@ impl Flow {
         }
         self.publish(&mut st);
         let freed = st.queue.len() < before;
+        let active = !st.queue.is_empty() || self.ledger.bytes_in_flight() > 0;
         drop(st);
         if freed || done {
             self.shared.cond.notify_all();
@@ -247,7 +248,9 @@ impl Flow {
         if done {
             return Ok(Next::Release);
         }
-        let timer = self.controller.as_ref().and_then(|c| c.next_timer());
+        // A controller's timer (Verus's epochs) matters only while the flow has something to
+        // send or in flight; an idle flow sleeps, and its next step fires an overdue timer.
+        let timer = if active { self.controller.as_ref().and_then(|c| c.next_timer()) } else { None };
         let wake = match (wake_at, timer) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
