@@ -3,6 +3,7 @@
 mod analyze;
 mod get;
 mod serve;
+mod sim_cmd;
 mod telemetry;
 mod trace_cmd;
 
@@ -23,6 +24,8 @@ enum Command {
     Controllers,
     /// Generate or describe Mahimahi packet-delivery traces.
     Trace(trace_cmd::TraceArgs),
+    /// Simulate one controller over a trace-driven bottleneck, in virtual time.
+    Sim(sim_cmd::SimArgs),
     /// Summarise a Mahimahi link log: capacity, throughput, utilization, loss, delay.
     Analyze(analyze::AnalyzeArgs),
     /// Serve downloads through alcc streams (each client gets the data).
@@ -40,6 +43,7 @@ fn main() -> Result<()> {
         }
         Command::Trace(args) => trace_cmd::run(args)?,
         Command::Analyze(args) => analyze::run(args)?,
+        Command::Sim(args) => sim_cmd::run(args)?,
         Command::Serve(args) => serve::run(args)?,
         Command::Get(args) => get::run(args)?,
     }
