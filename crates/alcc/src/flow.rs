@@ -97,6 +97,8 @@ pub(crate) struct Flow {
     chunks_sent: u64,
     losses: u64,
     max_in_flight: u64,
+    /// The most bytes in flight beyond the window right after a write (0 if gating holds).
+    max_overshoot: u64,
     /// The cap last set on the kernel's own pacing (SO_MAX_PACING_RATE).
     kernel_pacing: Option<u64>,
     /// The wake-up time currently scheduled in the driver's heap.
@@ -128,6 +130,7 @@ impl Flow {
             chunks_sent: 0,
             losses: 0,
             max_in_flight: 0,
+            max_overshoot: 0,
             kernel_pacing: None,
             scheduled: None,
         }
@@ -303,6 +306,7 @@ impl Flow {
         let in_flight = self.ledger.bytes_in_flight() + bytes;
         let memo = match self.controller.as_mut() {
             Some(c) => {
+                self.max_overshoot = self.max_overshoot.max(in_flight.saturating_sub(c.decision().window));
                 let packet = SentPacket { seq: self.ledger.next_seq(), bytes, bytes_in_flight: in_flight };
                 let memo = c.on_sent(now, &packet);
                 self.pacer.on_send(now, bytes, c.decision().pacing_rate);
@@ -333,6 +337,7 @@ impl Flow {
         }
         info.bytes_in_flight = self.ledger.bytes_in_flight();
         info.max_bytes_in_flight = self.max_in_flight;
+        info.max_window_overshoot = self.max_overshoot;
         info.bytes_written = self.ledger.written();
         info.bytes_acked = self.ledger.acked();
         info.chunks_sent = self.chunks_sent;

@@ -24,6 +24,9 @@ pub struct FlowInfo {
     pub bytes_in_flight: u64,
     /// The largest `bytes_in_flight` seen right after a write.
     pub max_bytes_in_flight: u64,
+    /// The most bytes in flight beyond the controller's window right after a write; 0 when
+    /// every write fitted the window in force at that moment.
+    pub max_window_overshoot: u64,
     /// Bytes waiting in alcc's send queue.
     pub queued: u64,
     /// Bytes written into the kernel so far.

@@ -358,3 +358,23 @@ fn a_peer_that_stops_reading_times_out_as_an_error() {
     assert!(s.close(None).is_err());
     drop(client);
 }
+
+#[test]
+fn every_kernel_mode_controller_delivers_intact() {
+    for entry in alcc_cc::registry::ENTRIES.iter().filter(|e| !e.needs_receiver()) {
+        let total = 4 << 20;
+        let ((got, got_sum), sum, info, took) =
+            one_transfer("127.0.0.1:0", Options::with_cc(entry.name), total);
+        eprintln!(
+            "{}: {took:.2?}, window {} B, max in flight {} B, {} chunks, state {:?}",
+            entry.name,
+            info.window,
+            info.max_bytes_in_flight,
+            info.chunks_sent,
+            info.metrics.as_ref().map(|m| m.state)
+        );
+        assert_eq!((got, got_sum), (total, sum), "{}", entry.name);
+        assert_eq!(info.bytes_acked, total, "{}", entry.name);
+        assert_eq!(info.max_window_overshoot, 0, "{}: a write exceeded the window", entry.name);
+    }
+}
