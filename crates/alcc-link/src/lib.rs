@@ -1,0 +1,24 @@
+//! A trace-driven link emulator following Mahimahi's link model.
+//!
+//! Layers, from the bottom:
+//! - [`schedule`], [`queue`], [`link`], [`delay`], [`loss`]: the emulated link, sans-IO,
+//!   driven by a `now` in microseconds and tested exactly;
+//! - `sys`, [`tun`], [`netns`]: TUN devices and network namespaces (Linux, root);
+//! - [`relay`]: the I/O loop moving packets from one TUN device through a link to the other;
+//! - [`testbed`]: the public API, two namespaces ("server" and "client") joined only by an
+//!   uplink and a downlink.
+#![warn(missing_docs)]
+
+pub mod delay;
+pub mod error;
+pub mod link;
+pub mod loss;
+pub mod queue;
+pub mod schedule;
+
+pub use delay::DelayLine;
+pub use error::LinkError;
+pub use link::{Link, LinkCounters, LinkEvent};
+pub use loss::BernoulliLoss;
+pub use queue::{PacketQueue, QueueSpec, Queued};
+pub use schedule::{Schedule, OPPORTUNITY_BYTES};
