@@ -7,7 +7,7 @@ use std::io;
 pub enum LinkError {
     /// The delivery-opportunity schedule (trace) is unusable.
     #[error("invalid trace: {0}")]
-    Trace(String),
+    Trace(#[from] alcc_trace::TraceError),
     /// A queue type or queue argument is not understood or impossible.
     #[error("invalid queue: {0}")]
     Queue(String),

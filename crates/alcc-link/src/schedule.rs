@@ -1,78 +1,58 @@
-//! A validated delivery-opportunity schedule: the millisecond timestamps of a Mahimahi trace,
-//! replayed in a loop whose period is the last timestamp (Mahimahi's `LinkQueue`).
+//! Random access to the delivery opportunities of a trace replayed in a loop whose period is
+//! its last timestamp (Mahimahi's `LinkQueue`). Parsing and validation are
+//! [`alcc_trace::Trace`]'s; this only indexes it.
+
+use alcc_trace::Trace;
 
 use crate::error::LinkError;
 
 /// Bytes one delivery opportunity may carry (Mahimahi's packet size).
-pub const OPPORTUNITY_BYTES: u64 = 1500;
+pub const OPPORTUNITY_BYTES: u64 = alcc_trace::PACKET_BYTES;
 
-/// Opportunity times of a trace, validated: non-empty, non-decreasing, last timestamp > 0.
+/// The opportunities of a validated trace, indexed across loops.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
-    ms: Vec<u64>,
-    period_ms: u64,
+    trace: Trace,
 }
 
 impl Schedule {
-    /// Validates a list of opportunity timestamps in milliseconds.
+    /// A schedule from opportunity timestamps in ms, validated like a trace file.
     pub fn new(ms: Vec<u64>) -> Result<Schedule, LinkError> {
-        let Some(&last) = ms.last() else {
-            return Err(LinkError::Trace("the trace has no delivery opportunity".to_string()));
-        };
-        if let Some(i) = ms.windows(2).position(|w| w[1] < w[0]) {
-            return Err(LinkError::Trace(format!(
-                "timestamps must not decrease: line {} ({}) comes after {}",
-                i + 2,
-                ms[i + 1],
-                ms[i]
-            )));
-        }
-        if last == 0 {
-            return Err(LinkError::Trace(
-                "the last timestamp is 0, so the trace has no duration".to_string(),
-            ));
-        }
-        if last > u64::MAX / 1_000_000 {
-            return Err(LinkError::Trace(format!("timestamp {last} ms is too large")));
-        }
-        Ok(Schedule { ms, period_ms: last })
+        Ok(Schedule { trace: Trace::new("schedule", ms)? })
     }
 
     /// A constant-rate schedule of `per_ms` opportunities every millisecond (period 1 ms);
     /// `per_ms` = 1 is 12 Mbit/s.
     pub fn constant(per_ms: u64) -> Result<Schedule, LinkError> {
-        if per_ms == 0 {
-            return Err(LinkError::Trace(
-                "a constant link needs at least one opportunity per ms".to_string(),
-            ));
-        }
         Schedule::new(vec![1; per_ms as usize])
+    }
+
+    /// The trace.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
     }
 
     /// The loop period, ms.
     pub fn period_ms(&self) -> u64 {
-        self.period_ms
-    }
-
-    /// Opportunities per period.
-    pub fn len(&self) -> usize {
-        self.ms.len()
-    }
-
-    /// Always false: a schedule has at least one opportunity.
-    pub fn is_empty(&self) -> bool {
-        self.ms.is_empty()
+        self.trace.period_ms()
     }
 
     /// Mean capacity, bits per second: opportunities x 1500 x 8 / period.
     pub fn capacity_bps(&self) -> f64 {
-        self.ms.len() as f64 * OPPORTUNITY_BYTES as f64 * 8.0 * 1000.0 / self.period_ms as f64
+        self.trace.bytes_per_period() as f64 * 8.0 * 1000.0 / self.period_ms() as f64
     }
 
     /// The millisecond of the `k`-th opportunity counted from the start, loops included.
     pub fn opportunity_ms(&self, k: u64) -> u64 {
-        let n = self.ms.len() as u64;
-        (k / n) * self.period_ms + self.ms[(k % n) as usize]
+        let ms = self.trace.opportunities_ms();
+        let n = ms.len() as u64;
+        (k / n).saturating_mul(self.period_ms()).saturating_add(ms[(k % n) as usize])
+    }
+}
+
+impl From<Trace> for Schedule {
+    fn from(trace: Trace) -> Self {
+        Schedule { trace }
     }
 }
 
@@ -96,10 +76,10 @@ mod tests {
 
     #[test]
     fn malformed_traces_are_named() {
-        assert!(Schedule::new(vec![]).unwrap_err().to_string().contains("no delivery opportunity"));
+        assert!(Schedule::new(vec![]).unwrap_err().to_string().contains("no timestamp"));
         let e = Schedule::new(vec![1, 3, 2]).unwrap_err().to_string();
-        assert!(e.contains("line 3 (2) comes after 3"), "{e}");
-        assert!(Schedule::new(vec![0, 0]).unwrap_err().to_string().contains("no duration"));
+        assert!(e.contains(":3:"), "{e}");
+        assert!(Schedule::new(vec![0, 0]).unwrap_err().to_string().contains("more than 0 ms"));
         assert!(Schedule::constant(0).is_err());
     }
 }
