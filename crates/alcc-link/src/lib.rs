@@ -14,7 +14,12 @@ pub mod error;
 pub mod link;
 pub mod loss;
 pub mod queue;
+pub mod netns;
+pub mod relay;
 pub mod schedule;
+mod sys;
+pub mod testbed;
+pub mod tun;
 
 pub use delay::DelayLine;
 pub use error::LinkError;
@@ -22,3 +27,8 @@ pub use link::{Link, LinkCounters, LinkEvent};
 pub use loss::BernoulliLoss;
 pub use queue::{PacketQueue, QueueSpec, Queued};
 pub use schedule::{Schedule, OPPORTUNITY_BYTES};
+pub use relay::{CounterSnapshot, DirectionReport, Lateness};
+pub use testbed::{
+    set_congestion_control, Dir, DirectionConfig, Side, Testbed, TestbedConfig, TestbedReport, CLIENT_ADDR,
+    SERVER_ADDR,
+};
