@@ -13,8 +13,8 @@ pub mod delay;
 pub mod error;
 pub mod link;
 pub mod loss;
-pub mod queue;
 pub mod netns;
+pub mod queue;
 pub mod relay;
 pub mod schedule;
 mod sys;
@@ -26,8 +26,8 @@ pub use error::LinkError;
 pub use link::{Link, LinkCounters, LinkEvent};
 pub use loss::BernoulliLoss;
 pub use queue::{PacketQueue, QueueSpec, Queued};
-pub use schedule::{Schedule, OPPORTUNITY_BYTES};
 pub use relay::{CounterSnapshot, DirectionReport, Lateness};
+pub use schedule::{Schedule, OPPORTUNITY_BYTES};
 pub use testbed::{
     set_congestion_control, Dir, DirectionConfig, Side, Testbed, TestbedConfig, TestbedReport, CLIENT_ADDR,
     SERVER_ADDR,

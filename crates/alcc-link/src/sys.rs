@@ -77,8 +77,9 @@ pub fn tighten_timer_slack() {
 /// A non-blocking timerfd on CLOCK_MONOTONIC, armed with absolute deadlines.
 pub fn timerfd() -> io::Result<OwnedFd> {
     // SAFETY: plain constructor; the result is checked.
-    let raw =
-        check(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) })?;
+    let raw = check(unsafe {
+        libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+    })?;
     // SAFETY: `raw` is a freshly created descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
@@ -173,12 +174,21 @@ pub fn set_string_sockopt(
     name: libc::c_int,
     value: &str,
 ) -> io::Result<()> {
-    let value =
-        CString::new(value).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in option value"))?;
+    let value = CString::new(value)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in option value"))?;
     let bytes = value.as_bytes();
     // SAFETY: the buffer and its length describe `value`, alive for the call.
     check(unsafe {
         libc::setsockopt(fd.as_raw_fd(), level, name, bytes.as_ptr().cast(), bytes.len() as libc::socklen_t)
     })?;
+    Ok(())
+}
+
+/// Gives the calling thread real-time (SCHED_FIFO) priority `priority`, so that a loaded
+/// machine does not delay the link's deadlines.
+pub fn set_realtime_priority(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: priority };
+    // SAFETY: pid 0 is the calling thread; `param` is valid for the call.
+    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) })?;
     Ok(())
 }

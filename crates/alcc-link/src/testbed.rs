@@ -93,13 +93,7 @@ pub struct TestbedConfig {
 impl TestbedConfig {
     /// The same link in both directions.
     pub fn symmetric(link: DirectionConfig, delay_us: u64) -> Self {
-        TestbedConfig {
-            uplink: link.clone(),
-            downlink: link,
-            delay_us,
-            seed: 0,
-            log_unit: TimeUnit::Millis,
-        }
+        TestbedConfig { uplink: link.clone(), downlink: link, delay_us, seed: 0, log_unit: TimeUnit::Millis }
     }
 }
 
