@@ -3,6 +3,8 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+mod link_cmd;
+
 /// Application-layer congestion control: simulate, emulate, serve and measure.
 #[derive(Parser)]
 #[command(name = "alcc", version, about)]
@@ -15,6 +17,8 @@ struct Cli {
 enum Command {
     /// List the congestion controllers alcc knows.
     Controllers,
+    /// Run a command behind an emulated trace-driven link (root).
+    Link(link_cmd::LinkArgs),
 }
 
 fn main() -> Result<()> {
@@ -24,6 +28,7 @@ fn main() -> Result<()> {
                 println!("{:<8} {}", e.name, e.about);
             }
         }
+        Command::Link(args) => std::process::exit(link_cmd::run(args)?),
     }
     Ok(())
 }

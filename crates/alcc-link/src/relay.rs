@@ -277,6 +277,10 @@ impl Direction {
                 armed = None;
             }
         }
+        // Account (and log) the opportunities up to the stop.
+        link.advance(now_us(), &mut |e| {
+            let _ = log_event(&mut log, &e);
+        });
         report.counters = link.counters();
         if let Some(l) = log {
             let mut file = l.finish()?;
