@@ -18,7 +18,7 @@ enum Command {
     /// List the congestion controllers alcc knows.
     Controllers,
     /// Run a command behind an emulated trace-driven link (root).
-    Link(link_cmd::LinkArgs),
+    Link(Box<link_cmd::LinkArgs>),
 }
 
 fn main() -> Result<()> {
@@ -28,7 +28,7 @@ fn main() -> Result<()> {
                 println!("{:<8} {}", e.name, e.about);
             }
         }
-        Command::Link(args) => std::process::exit(link_cmd::run(args)?),
+        Command::Link(args) => std::process::exit(link_cmd::run(*args)?),
     }
     Ok(())
 }
