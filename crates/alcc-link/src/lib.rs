@@ -5,6 +5,7 @@
 //!   driven by a `now` in microseconds and tested exactly;
 //! - `sys`, [`tun`], [`netns`]: TUN devices and network namespaces (Linux, root);
 //! - [`relay`]: the I/O loop moving packets from one TUN device through a link to the other;
+//! - [`probe`]: TCP and UDP traffic for measuring a testbed;
 //! - [`testbed`]: the public API, two namespaces ("server" and "client") joined only by an
 //!   uplink and a downlink.
 #![warn(missing_docs)]
@@ -14,6 +15,7 @@ pub mod error;
 pub mod link;
 pub mod loss;
 pub mod netns;
+pub mod probe;
 pub mod queue;
 pub mod relay;
 pub mod schedule;
