@@ -30,9 +30,12 @@ use crate::tun::Tun;
 const IDLE_WAKE_US: u64 = 50_000;
 /// Packets read per wake-up before the loop serves its deadlines again.
 const READ_BATCH: usize = 256;
-/// The timer fires this long before a deadline and the thread spins the rest: waking a
-/// sleeping thread takes 50 to 100 µs on the virtual machines we measured.
-const EARLY_WAKE_US: u64 = 120;
+/// The timer fires early by twice the measured wake-up latency (an EWMA) plus 20 µs, within
+/// these bounds, and the thread spins the rest: waking a sleeping thread took 50 to 100 µs on
+/// the virtual machines we measured.
+const EARLY_WAKE_MIN_US: u64 = 10;
+const EARLY_WAKE_MAX_US: u64 = 300;
+const EARLY_WAKE_INITIAL_US: u64 = 100;
 /// SCHED_FIFO priority of the relay threads (low among real-time threads, above every
 /// ordinary process).
 const REALTIME_PRIORITY: i32 = 10;
@@ -202,6 +205,8 @@ impl Direction {
         let mut log_error: Option<io::Error> = None;
         let mut buf = vec![0u8; 65_536];
         let mut armed: Option<u64> = None;
+        let mut wake_at = 0u64;
+        let mut wake_latency_us = (EARLY_WAKE_INITIAL_US - 20) as f64 / 2.0;
         let mut last_flush = 0u64;
         let now_us = || sys::monotonic_us().saturating_sub(epoch_us);
         while !stop.load(Ordering::Relaxed) {
@@ -262,14 +267,17 @@ impl Direction {
                 continue;
             }
             if armed != Some(deadline) {
-                let wake = deadline.saturating_sub(EARLY_WAKE_US).max(now_us() + 1);
-                sys::timerfd_arm_at(timer.as_fd(), epoch_us + wake)?;
+                let early = ((wake_latency_us * 2.0) as u64 + 20).clamp(EARLY_WAKE_MIN_US, EARLY_WAKE_MAX_US);
+                wake_at = deadline.saturating_sub(early).max(now_us() + 1);
+                sys::timerfd_arm_at(timer.as_fd(), epoch_us + wake_at)?;
                 armed = Some(deadline);
             }
             let [_, fired] = sys::poll_readable([src.as_fd(), timer.as_fd()], -1)?;
             if fired {
                 let mut expirations = [0u8; 8];
                 let _ = io::Read::read(&mut &timer, &mut expirations);
+                let late = now_us().saturating_sub(wake_at) as f64;
+                wake_latency_us += (late.min(EARLY_WAKE_MAX_US as f64) - wake_latency_us) / 8.0;
                 // Woken early on purpose: spin the last few microseconds.
                 while now_us() < deadline {
                     std::hint::spin_loop();
