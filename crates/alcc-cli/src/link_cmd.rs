@@ -186,8 +186,9 @@ mod tests {
         link: LinkArgs,
     }
 
-    fn trace_dir() -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("alcc-cli-link-{}", std::process::id()));
+    /// A directory of traces for one test (tests run in parallel).
+    fn trace_dir(test: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("alcc-cli-link-{}-{test}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("good"), "1\n").unwrap();
         std::fs::write(dir.join("bad"), "3\n2\n").unwrap();
@@ -195,7 +196,7 @@ mod tests {
     }
 
     fn parse(extra: &[&str]) -> Result<TestbedConfig> {
-        let dir = trace_dir();
+        let dir = trace_dir(&extra.join("_").replace(['/', ' '], "_"));
         let good = dir.join("good").display().to_string();
         let mut argv = vec!["alcc-link", "--uplink", &good, "--downlink", &good];
         argv.extend_from_slice(extra);
@@ -230,7 +231,7 @@ mod tests {
 
     #[test]
     fn malformed_trace_names_the_file_and_line() {
-        let dir = trace_dir();
+        let dir = trace_dir("malformed");
         let bad = dir.join("bad").display().to_string();
         let good = dir.join("good").display().to_string();
         let cli = Cli::try_parse_from(["x", "--uplink", &good, "--downlink", &bad]).unwrap();

@@ -27,6 +27,22 @@ fn namespaces_of(pid: u32) -> Vec<String> {
         .collect()
 }
 
+/// Whether process `pid` is gone or a zombie (killed, waiting for its new parent to reap it)
+/// within two seconds.
+fn dies_soon(pid: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat) if stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) => {
+                return true
+            }
+            Ok(_) if Instant::now() > deadline => return false,
+            Ok(_) => sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
 fn alcc_link(t: &PathBuf) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_alcc"));
     c.arg("link").arg("--uplink").arg(t).arg("--downlink").arg(t).args(["--delay", "5"]);
@@ -83,7 +99,7 @@ fn sigint_removes_namespaces_and_processes() {
     assert_eq!(status.code(), Some(130));
     assert!(namespaces_of(child.id()).is_empty(), "namespaces left: {:?}", namespaces_of(child.id()));
     for pid in in_ns.split_whitespace() {
-        assert!(!PathBuf::from(format!("/proc/{pid}")).exists(), "process {pid} survived");
+        assert!(dies_soon(pid), "process {pid} survived");
     }
 }
 
