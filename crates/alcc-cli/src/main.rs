@@ -1,9 +1,11 @@
 //! The `alcc` command.
 
+mod analyze;
+mod link_cmd;
+mod trace_cmd;
+
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-
-mod link_cmd;
 
 /// Application-layer congestion control: simulate, emulate, serve and measure.
 #[derive(Parser)]
@@ -17,6 +19,10 @@ struct Cli {
 enum Command {
     /// List the congestion controllers alcc knows.
     Controllers,
+    /// Generate or describe Mahimahi packet-delivery traces.
+    Trace(trace_cmd::TraceArgs),
+    /// Summarise a Mahimahi link log: capacity, throughput, utilization, loss, delay.
+    Analyze(analyze::AnalyzeArgs),
     /// Run a command behind an emulated trace-driven link (root).
     Link(Box<link_cmd::LinkArgs>),
 }
@@ -28,6 +34,8 @@ fn main() -> Result<()> {
                 println!("{:<8} {}", e.name, e.about);
             }
         }
+        Command::Trace(args) => trace_cmd::run(args)?,
+        Command::Analyze(args) => analyze::run(args)?,
         Command::Link(args) => std::process::exit(link_cmd::run(*args)?),
     }
     Ok(())

@@ -181,8 +181,7 @@ impl Log {
                 return Ok(log);
             }
             line_no += 1;
-            let text = String::from_utf8_lossy(&buf);
-            log.parse_line(text.trim_end_matches(['\n', '\r'])).map_err(|problem| LogError::Line {
+            log.parse_line(&buf).map_err(|problem| LogError::Line {
                 file: name.clone(),
                 line: line_no,
                 problem,
@@ -190,34 +189,33 @@ impl Log {
         }
     }
 
-    fn parse_line(&mut self, line: &str) -> Result<(), String> {
-        let trimmed = line.trim();
-        if trimmed.is_empty() {
-            return Ok(());
-        }
-        if let Some(comment) = trimmed.strip_prefix('#') {
-            return self.parse_header(comment.trim());
+    fn parse_line(&mut self, line: &[u8]) -> Result<(), String> {
+        let line = line.trim_ascii();
+        let Some(&first) = line.first() else { return Ok(()) };
+        if first == b'#' {
+            return self.parse_header(String::from_utf8_lossy(&line[1..]).trim());
         }
         let scale = self.header.unit.micros_per_tick();
-        let mut fields = trimmed.split_ascii_whitespace();
-        let number = |what: &str, field: Option<&str>| -> Result<u64, String> {
-            let field = field.ok_or_else(|| format!("missing {what} in {trimmed:?}"))?;
-            field.parse::<u64>().map_err(|_| format!("{what} {field:?} is not an unsigned integer"))
+        let mut fields = line.split(u8::is_ascii_whitespace).filter(|f| !f.is_empty());
+        let number = |what: &str, field: Option<&[u8]>| -> Result<u64, String> {
+            let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+            let field = field.ok_or_else(|| format!("missing {what} in {:?}", text(line)))?;
+            parse_decimal(field).ok_or_else(|| format!("{what} {:?} is not an unsigned integer", text(field)))
         };
         let at_us = number("timestamp", fields.next())?.saturating_mul(scale);
         let Some(symbol) = fields.next() else {
-            return Err(format!("missing event symbol in {trimmed:?}"));
+            return Err(format!("missing event symbol in {:?}", String::from_utf8_lossy(line)));
         };
         let mut number = |what: &str| number(what, fields.next());
         let event = match symbol {
-            "+" => LogEvent::Arrival { at_us, bytes: number("size")? },
-            "-" => {
+            b"+" => LogEvent::Arrival { at_us, bytes: number("size")? },
+            b"-" => {
                 let bytes = number("size")?;
                 let queued_us = number("delay")?.saturating_mul(scale);
                 LogEvent::Departure { at_us, bytes, queued_us }
             }
-            "#" => LogEvent::Opportunity { at_us, bytes: number("size")? },
-            "d" => {
+            b"#" => LogEvent::Opportunity { at_us, bytes: number("size")? },
+            b"d" => {
                 let packets = number("packet count")?;
                 LogEvent::Drop { at_us, packets, bytes: number("size")? }
             }
@@ -367,15 +365,38 @@ impl<W: Write> LogWriter<W> {
     }
 
     fn event(&mut self, at_us: u64, symbol: u8, fields: &[u64]) -> io::Result<()> {
-        let mut digits = [0u8; 20];
-        self.out.write_all(decimal(at_us / self.scale, &mut digits))?;
-        self.out.write_all(&[b' ', symbol])?;
-        for &field in fields {
-            self.out.write_all(b" ")?;
-            self.out.write_all(decimal(field, &mut digits))?;
+        // One line is at most 4 numbers of 20 digits, 4 spaces, a symbol and a newline: 86 bytes.
+        let mut line = [0u8; 96];
+        let mut len = put_decimal(at_us / self.scale, &mut line, 0);
+        line[len] = b' ';
+        line[len + 1] = symbol;
+        len += 2;
+        for &field in fields.iter().take(3) {
+            line[len] = b' ';
+            len = put_decimal(field, &mut line, len + 1);
         }
-        self.out.write_all(b"\n")
+        line[len] = b'\n';
+        self.out.write_all(&line[..=len])
     }
+}
+
+/// Writes the decimal digits of `value` into `line` from `at`; returns the index after them.
+fn put_decimal(value: u64, line: &mut [u8; 96], at: usize) -> usize {
+    let mut digits = [0u8; 20];
+    let text = decimal(value, &mut digits);
+    line[at..at + text.len()].copy_from_slice(text);
+    at + text.len()
+}
+
+/// An unsigned decimal made of ASCII digits only, or `None` (empty, other bytes, overflow).
+fn parse_decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |value, &b| {
+        let digit = b.checked_sub(b'0').filter(|d| *d < 10)?;
+        value.checked_mul(10)?.checked_add(u64::from(digit))
+    })
 }
 
 /// The decimal digits of `value`, written at the end of `buf`.
@@ -508,6 +529,34 @@ mod tests {
             if let Ok(log) = Log::parse("fuzz", bytes.as_slice()) {
                 let _ = log.to_recording();
             }
+        }
+
+        #[test]
+        fn written_events_read_back(
+            micros in any::<bool>(),
+            events in proptest::collection::vec((0u8..4, 0u64..1u64 << 40, 0u64..100_000, 0u64..1u64 << 40), 0..50),
+        ) {
+            let unit = if micros { TimeUnit::Micros } else { TimeUnit::Millis };
+            let header = LogHeader { title: "p".into(), unit, ..LogHeader::default() };
+            let mut w = LogWriter::new(Vec::new(), &header).unwrap();
+            let mut expected = Vec::new();
+            let scale = unit.micros_per_tick();
+            for &(kind, at_us, bytes, earlier_us) in &events {
+                let at = at_us / scale * scale;
+                expected.push(match kind {
+                    0 => { w.arrival(at_us, bytes).unwrap(); LogEvent::Arrival { at_us: at, bytes } }
+                    1 => { w.opportunity(at_us, bytes).unwrap(); LogEvent::Opportunity { at_us: at, bytes } }
+                    2 => { w.drop_packets(at_us, bytes / 1000, bytes).unwrap(); LogEvent::Drop { at_us: at, packets: bytes / 1000, bytes } }
+                    _ => {
+                        let arrived = at_us.min(earlier_us);
+                        w.departure(at_us, bytes, arrived).unwrap();
+                        LogEvent::Departure { at_us: at, bytes, queued_us: at - arrived / scale * scale }
+                    }
+                });
+            }
+            let log = Log::parse("p", w.finish().unwrap().as_slice()).unwrap();
+            prop_assert_eq!(log.events, expected);
+            prop_assert_eq!(log.header, header);
         }
 
         #[test]

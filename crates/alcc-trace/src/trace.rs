@@ -116,6 +116,13 @@ impl Trace {
         }
     }
 
+    /// A trace whose validity the caller guarantees (generators); checked in debug builds.
+    pub(crate) fn from_valid(name: String, opportunities_ms: Vec<u64>) -> Trace {
+        debug_assert!(opportunities_ms.windows(2).all(|w| w[0] <= w[1]));
+        debug_assert!(opportunities_ms.last().is_some_and(|&t| t > 0));
+        Trace { name, opportunities: opportunities_ms }
+    }
+
     /// Reads and validates a trace file; the trace's name is the path as given.
     pub fn parse_file(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
         let path = path.as_ref();
@@ -379,6 +386,9 @@ mod tests {
             let to = from + len;
             let counted = t.opportunities_from(from).take_while(|&x| x < to).count() as u64;
             prop_assert_eq!(t.capacity_bytes(from, to), counted * PACKET_BYTES);
+            let looped: Vec<u64> = t.opportunities_from(from).take(50).collect();
+            prop_assert!(looped.windows(2).all(|w| w[0] <= w[1]), "time never goes backwards");
+            prop_assert!(looped.iter().all(|&x| x >= from));
             let before = t.opportunities_from(0).take_while(|&x| x < from).count() as u64;
             prop_assert_eq!(t.opportunities_before(from), before);
         }
