@@ -13,6 +13,7 @@
 pub mod delay;
 pub mod error;
 pub mod link;
+mod logger;
 pub mod loss;
 pub mod netns;
 pub mod probe;

@@ -11,15 +11,16 @@
 //! `poll`, so it cannot starve them).
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use alcc_trace::{LogHeader, LogWriter};
+use alcc_trace::LogHeader;
 
 use crate::delay::DelayLine;
 use crate::link::{Link, LinkCounters, LinkEvent};
+use crate::logger::Logger;
 use crate::loss::BernoulliLoss;
 use crate::queue::Queued;
 use crate::sys;
@@ -39,8 +40,6 @@ const EARLY_WAKE_INITIAL_US: u64 = 100;
 /// SCHED_FIFO priority of the relay threads (low among real-time threads, above every
 /// ordinary process).
 const REALTIME_PRIORITY: i32 = 10;
-/// How often the log is flushed, µs.
-const LOG_FLUSH_US: u64 = 1_000_000;
 
 /// How late packets were written compared with their due time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -159,23 +158,12 @@ pub(crate) struct Direction {
     pub(crate) delay: DelayLine<Vec<u8>>,
     pub(crate) loss: BernoulliLoss,
     pub(crate) log: Option<(File, LogHeader)>,
+    pub(crate) name: &'static str,
     pub(crate) src: Arc<Tun>,
     pub(crate) dst: Arc<Tun>,
     pub(crate) epoch_us: u64,
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) live: Arc<LiveCounters>,
-}
-
-type Log = LogWriter<File>;
-
-fn log_event(log: &mut Option<Log>, event: &LinkEvent<Vec<u8>>) -> io::Result<()> {
-    let Some(log) = log else { return Ok(()) };
-    match event {
-        LinkEvent::Opportunity { at_us } => log.opportunity(*at_us, crate::OPPORTUNITY_BYTES),
-        LinkEvent::Arrival { at_us, bytes } => log.arrival(*at_us, *bytes),
-        LinkEvent::Drop { at_us, packet } => log.drop_packets(*at_us, 1, packet.bytes),
-        LinkEvent::Departure { at_us, packet } => log.departure(*at_us, packet.bytes, packet.arrival_us),
-    }
 }
 
 impl Direction {
@@ -193,26 +181,24 @@ impl Direction {
     }
 
     fn run_loop(self, report: &mut DirectionReport) -> io::Result<()> {
-        let Direction { mut link, mut delay, mut loss, log, src, dst, epoch_us, stop, live } = self;
+        let Direction { mut link, mut delay, mut loss, log, name, src, dst, epoch_us, stop, live } = self;
         sys::tighten_timer_slack();
         // Best effort: without it (no CAP_SYS_NICE) the loop still runs, less precisely.
         let _ = sys::set_realtime_priority(REALTIME_PRIORITY);
         let timer = File::from(sys::timerfd()?);
-        let mut log: Option<Log> = match log {
-            Some((file, header)) => Some(LogWriter::new(file, &header)?),
+        let mut log: Option<Logger> = match log {
+            Some((file, header)) => Some(Logger::start(file, header, name)?),
             None => None,
         };
-        let mut log_error: Option<io::Error> = None;
         let mut buf = vec![0u8; 65_536];
         let mut armed: Option<u64> = None;
         let mut wake_at = 0u64;
         let mut wake_latency_us = (EARLY_WAKE_INITIAL_US - 20) as f64 / 2.0;
-        let mut last_flush = 0u64;
         let now_us = || sys::monotonic_us().saturating_sub(epoch_us);
         while !stop.load(Ordering::Relaxed) {
             let mut sink = |e: LinkEvent<Vec<u8>>| {
-                if let Err(err) = log_event(&mut log, &e) {
-                    log_error.get_or_insert(err);
+                if let Some(l) = log.as_mut() {
+                    l.event(&e);
                 }
                 if let LinkEvent::Departure { at_us, packet } = e {
                     delay.push(at_us, packet.payload);
@@ -252,14 +238,8 @@ impl Direction {
                 }
             }
             live.publish(&link.counters(), report.lost, report.delivered);
-            if let Some(e) = log_error.take() {
-                return Err(e);
-            }
-            if now >= last_flush + LOG_FLUSH_US {
-                if let Some(l) = log.as_mut() {
-                    l.flush()?;
-                }
-                last_flush = now;
+            if let Some(l) = log.as_mut() {
+                l.hand_over();
             }
             let next = [link.next_wakeup(), delay.next_due()].into_iter().flatten().min();
             let deadline = next.unwrap_or(u64::MAX).min(now + IDLE_WAKE_US);
@@ -287,14 +267,15 @@ impl Direction {
         }
         // Account (and log) the opportunities up to the stop.
         link.advance(now_us(), &mut |e| {
-            let _ = log_event(&mut log, &e);
+            if let Some(l) = log.as_mut() {
+                l.event(&e);
+            }
         });
         report.counters = link.counters();
-        if let Some(l) = log {
-            let mut file = l.finish()?;
-            file.flush()?;
+        match log {
+            Some(l) => l.finish(),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 

@@ -192,6 +192,7 @@ impl Testbed {
                 delay: DelayLine::new(config.delay_us),
                 loss,
                 log,
+                name,
                 src,
                 dst,
                 epoch_us,
