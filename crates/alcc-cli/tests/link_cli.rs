@@ -126,3 +126,32 @@ fn not_root_is_a_clear_error() {
     assert!(!out.status.success());
     assert!(stderr.contains("must run as root"), "{stderr}");
 }
+
+#[test]
+fn the_downlink_log_analyzes_with_alcc_analyze() {
+    if !is_root() {
+        eprintln!("SKIPPED: alcc link needs root");
+        return;
+    }
+    let t = trace();
+    let log = std::env::temp_dir().join(format!("alcc-link-cli-{}.log", std::process::id()));
+    let status = alcc_link(&t)
+        .arg("--downlink-log")
+        .arg(&log)
+        .args(["--", "sh", "-c", "ping -c 20 -i 0.05 -q $ALCC_SERVER >/dev/null"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_alcc")).arg("analyze").arg(&log).arg("--json").output().unwrap();
+    let _ = std::fs::remove_file(&log);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["packets_departed"], 20);
+    assert_eq!(v["loss"], 0.0);
+    let capacity = v["capacity_mbps"].as_f64().unwrap();
+    assert!((capacity / 12.0 - 1.0).abs() < 0.01, "{capacity}");
+    // Idle link: each ping waits for no opportunity, so one-way delay = propagation (5 ms).
+    assert_eq!(v["propagation_delay_ms"], 5.0);
+    assert!(v["delay_p95_ms"].as_f64().unwrap() <= 6.0, "{v}");
+}

@@ -4,10 +4,15 @@
 //! - [`schedule`], [`queue`], [`link`], [`delay`], [`loss`]: the emulated link, sans-IO,
 //!   driven by a `now` in microseconds and tested exactly;
 //! - `sys`, [`tun`], [`netns`]: TUN devices and network namespaces (Linux, root);
-//! - [`relay`]: the I/O loop moving packets from one TUN device through a link to the other;
+//! - [`relay`]: the I/O loop moving packets from one TUN device through a link to the other
+//!   (one real-time thread per direction), its log written by a `logger` thread in
+//!   Mahimahi's format (via `alcc_trace::LogWriter`) with the propagation delay in the header;
 //! - [`probe`]: TCP and UDP traffic for measuring a testbed;
 //! - [`testbed`]: the public API, two namespaces ("server" and "client") joined only by an
 //!   uplink and a downlink.
+//!
+//! See the crate's README for the model, the deliberate differences from Mahimahi, and what
+//! is not supported.
 #![warn(missing_docs)]
 
 pub mod delay;
