@@ -241,7 +241,12 @@ impl Direction {
             if let Some(l) = log.as_mut() {
                 l.hand_over();
             }
-            let next = [link.next_wakeup(), delay.next_due()].into_iter().flatten().min();
+            // The link's departures carry their own (opportunity) times, so the link needs
+            // serving only when its next departure would be due at the output, one delay
+            // later: one wake-up per delivered packet instead of two. Arrivals wake the loop
+            // anyway and advance the link to their time first.
+            let link_due = link.next_wakeup().map(|t| t.saturating_add(delay.delay_us()));
+            let next = [link_due, delay.next_due()].into_iter().flatten().min();
             let deadline = next.unwrap_or(u64::MAX).min(now + IDLE_WAKE_US);
             if deadline <= now_us() {
                 continue;

@@ -22,24 +22,26 @@ fn ping_rtt_is_twice_the_one_way_delay() {
     let _g = serial();
     leak_checked(|| {
         let tb = Testbed::start(twelve_mbps(20)).unwrap();
-        let out = tb
-            .command(Side::Client, "ping")
-            .args(["-n", "-q", "-c", "30", "-i", "0.05", &tb.server_addr().to_string()])
-            .output()
-            .unwrap();
+        // ping itself runs with real-time priority when chrt exists: on a loaded machine an
+        // ordinary ping is sometimes descheduled between reading the clock and sending.
+        let chrt = std::path::Path::new("/usr/bin/chrt").exists();
+        let mut cmd = tb.command(Side::Client, if chrt { "chrt" } else { "ping" });
+        if chrt {
+            cmd.args(["-f", "5", "ping"]);
+        }
+        let out = cmd.args(["-n", "-c", "30", "-i", "0.05", &tb.server_addr().to_string()]).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "ping failed: {text} {}", String::from_utf8_lossy(&out.stderr));
-        // rtt min/avg/max/mdev = 40.061/40.129/40.387/0.071 ms
-        let stats = text.lines().find(|l| l.contains("min/avg/max")).expect("ping summary");
-        let numbers: Vec<f64> = stats
-            .split('=')
-            .nth(1)
-            .unwrap()
-            .trim()
-            .trim_end_matches(" ms")
-            .split('/')
-            .map(|x| x.parse().unwrap())
+        // 64 bytes from 10.64.0.1: icmp_seq=1 ttl=64 time=40.2 ms
+        let mut rtts: Vec<f64> = text
+            .lines()
+            .filter_map(|l| l.split("time=").nth(1))
+            .map(|t| t.trim_end_matches(" ms").parse().unwrap())
             .collect();
+        assert_eq!(rtts.len(), 30, "{text}");
+        rtts.sort_by(f64::total_cmp);
+        let mean = rtts.iter().sum::<f64>() / rtts.len() as f64;
+        let median = rtts[rtts.len() / 2];
         let report = tb.stop();
         for (name, d) in [("uplink", &report.uplink), ("downlink", &report.downlink)] {
             eprintln!(
@@ -50,10 +52,15 @@ fn ping_rtt_is_twice_the_one_way_delay() {
                 d.lateness.packets
             );
         }
-        eprintln!("ping over 12 Mbit/s, 20 ms each way: {stats}");
-        assert!((numbers[1] - 40.0).abs() <= 0.5, "mean RTT {} ms", numbers[1]);
-        assert!(numbers[0] >= 40.0, "RTT below twice the delay: {}", numbers[0]);
-        assert!(text.contains(" 0% packet loss"), "{text}");
+        eprintln!(
+            "ping over 12 Mbit/s, 20 ms each way: min {:.3} median {median:.3} mean {mean:.3} max {:.3} ms",
+            rtts[0],
+            rtts[rtts.len() - 1]
+        );
+        assert!(rtts[0] >= 40.0, "RTT below twice the delay: {}", rtts[0]);
+        assert!((median - 40.0).abs() <= 0.5, "median RTT {median} ms");
+        let within = rtts.iter().filter(|&&r| (r - 40.0).abs() <= 0.5).count();
+        assert!(within >= 27, "only {within} of 30 RTTs within 40 +- 0.5 ms: {rtts:?}");
         assert_eq!(report.downlink.counters.departures, 30);
         assert_eq!(report.uplink.counters.departures, 30);
     });
