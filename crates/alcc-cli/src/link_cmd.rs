@@ -172,6 +172,10 @@ pub fn run(args: LinkArgs) -> Result<i32> {
     }
     summary("uplink", &report.uplink);
     summary("downlink", &report.downlink);
+    if let Some(sig) = netns::interrupted() {
+        eprintln!("alcc link: interrupted by signal {sig}; logs flushed, namespaces removed");
+        return Ok(128 + sig);
+    }
     Ok(status.code().unwrap_or(1))
 }
 

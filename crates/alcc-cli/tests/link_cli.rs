@@ -78,7 +78,10 @@ fn sigint_removes_namespaces_and_processes() {
         return;
     }
     let t = trace();
+    let log = std::env::temp_dir().join(format!("alcc-link-cli-{}-sigint.log", std::process::id()));
     let mut child = alcc_link(&t)
+        .arg("--downlink-log")
+        .arg(&log)
         .args(["--server", "sleep 120", "--", "sleep", "120"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -101,6 +104,10 @@ fn sigint_removes_namespaces_and_processes() {
     for pid in in_ns.split_whitespace() {
         assert!(dies_soon(pid), "process {pid} survived");
     }
+    // The log was flushed: complete lines up to the interruption (about 500 opportunities).
+    let parsed = alcc_trace::Log::read_file(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    assert!(parsed.events.len() >= 400, "{} events", parsed.events.len());
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -163,16 +163,40 @@ pub fn cleanup_all() {
     }
 }
 
-/// Makes SIGINT, SIGTERM and SIGHUP remove every namespace (with its processes) and then exit
-/// the process with status 128 + signal. Call it first thing in `main`, before any thread is
-/// started: it blocks those signals in the calling thread, which threads created later inherit,
-/// and waits for them on a dedicated thread.
+/// The termination signal received, if any (0 = none).
+static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
+
+/// How long the main thread has, after a termination signal, to stop its testbeds itself
+/// (flushing their logs) before the signal thread removes everything and exits.
+const SIGNAL_GRACE: Duration = Duration::from_secs(5);
+
+/// The termination signal this process received, once [`install_signal_cleanup`] is active.
+pub fn interrupted() -> Option<i32> {
+    match INTERRUPTED.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// Makes SIGINT, SIGTERM and SIGHUP end the experiment cleanly: every process inside this
+/// process's namespaces is killed (so the command the caller waits for returns, and the caller
+/// stops its testbed, flushing the logs, and can ask [`interrupted`]); if the caller has not
+/// exited within 5 s, every namespace is removed and the process exits with status 128 +
+/// signal. Call it first thing in `main`, before any thread is started: it blocks those
+/// signals in the calling thread, which threads created later inherit, and waits for them on a
+/// dedicated thread.
 pub fn install_signal_cleanup() -> Result<(), LinkError> {
     sys::block_termination_signals().map_err(|e| LinkError::io("blocking termination signals", e))?;
     std::thread::Builder::new()
         .name("alcc-link-signals".into())
         .spawn(|| {
             if let Ok(sig) = sys::wait_termination_signal() {
+                INTERRUPTED.store(sig, Ordering::SeqCst);
+                let names: Vec<String> = lock_live().iter().cloned().collect();
+                for name in &names {
+                    kill_processes(name, Duration::from_millis(300));
+                }
+                std::thread::sleep(SIGNAL_GRACE);
                 cleanup_all();
                 std::process::exit(128 + sig);
             }
