@@ -104,7 +104,7 @@ impl<P> Link<P> {
 
     /// Start of the next opportunity not yet begun, µs.
     fn next_start_us(&self) -> u64 {
-        self.schedule.opportunity_ms(self.next_opportunity) * 1000
+        self.schedule.opportunity_ms(self.next_opportunity).saturating_mul(1000)
     }
 
     /// Begins every opportunity that starts at or before `now_us` and serves the queue with it.
