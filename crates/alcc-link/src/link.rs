@@ -327,11 +327,15 @@ mod tests {
             sizes in proptest::collection::vec(1u64..=1500, 300),
             trace in proptest::collection::vec(0u64..20, 1..40),
             limit in proptest::option::of(1u64..20),
+            byte_limit in proptest::option::of(1500u64..30_000),
         ) {
             let mut trace = trace;
             trace.sort_unstable();
             if *trace.last().unwrap() == 0 { trace.push(1); }
-            let spec = match limit { Some(n) => QueueSpec::DropTail { packets: Some(n), bytes: None }, None => QueueSpec::Infinite };
+            let spec = match (limit, byte_limit) {
+                (None, None) => QueueSpec::Infinite,
+                (packets, bytes) => QueueSpec::DropTail { packets, bytes },
+            };
             let schedule = Schedule::new(trace).unwrap();
             let mut link: Link<usize> = Link::new(schedule.clone(), spec);
             let mut events = Vec::new();

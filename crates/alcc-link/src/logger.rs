@@ -109,3 +109,32 @@ fn write_all(mut log: LogWriter<File>, rx: Receiver<Vec<Record>>) -> io::Result<
     let file = log.finish()?;
     file.sync_data().or(Ok(()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::Queued;
+
+    #[test]
+    fn writes_every_event_in_order_with_the_header() {
+        let path = std::env::temp_dir().join(format!("alcc-logger-test-{}", std::process::id()));
+        let header = LogHeader {
+            title: "alcc link (test)".into(),
+            propagation_delay_us: Some(5_000),
+            ..LogHeader::default()
+        };
+        let mut logger = Logger::start(File::create(&path).unwrap(), header, "test").unwrap();
+        let packet = Queued { payload: (), bytes: 1500, arrival_us: 2_000 };
+        logger.event(&LinkEvent::Arrival::<()> { at_us: 2_000, bytes: 1500 });
+        logger.hand_over();
+        logger.event(&LinkEvent::<()>::Opportunity { at_us: 3_000 });
+        logger.event(&LinkEvent::Departure { at_us: 3_000, packet: packet.clone() });
+        logger.event(&LinkEvent::Drop { at_us: 3_500, packet });
+        logger.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(body, vec!["2 + 1500", "3 # 1500", "3 - 1500 1", "3 d 1 1500"]);
+        assert!(text.contains("# alcc propagation delay us: 5000"), "{text}");
+    }
+}
