@@ -4,7 +4,10 @@
 //! command line all build controllers here, so a new algorithm is one line in this table.
 
 use crate::controller::{Config, Controller, ReceiverModel};
+use crate::copa::Copa;
+use crate::cubic::Cubic;
 use crate::fixed::Fixed;
+use crate::reno::Reno;
 use crate::spec::{Params, SpecError};
 
 type SenderFactory = fn(&mut Params, &Config) -> Result<Box<dyn Controller>, SpecError>;
@@ -28,12 +31,32 @@ impl Entry {
 }
 
 /// Every algorithm alcc knows.
-pub static ENTRIES: &[Entry] = &[Entry {
-    name: "fixed",
-    about: "constant window and rate; window=PACKETS|inf (inf), rate=MBIT/S (none)",
-    sender: |p, c| Ok(Box::new(Fixed::from_params(p, c)?)),
-    receiver: None,
-}];
+pub static ENTRIES: &[Entry] = &[
+    Entry {
+        name: "fixed",
+        about: "constant window and rate; window=PACKETS|inf (inf), rate=MBIT/S (none)",
+        sender: |p, c| Ok(Box::new(Fixed::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "copa",
+        about: "Copa (NSDI 2018); delta=D (0.5), mode=auto|default (auto)",
+        sender: |p, c| Ok(Box::new(Copa::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "reno",
+        about: "TCP Reno (RFC 5681, RFC 3465 byte counting); no parameters",
+        sender: |p, c| Ok(Box::new(Reno::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "cubic",
+        about: "CUBIC (RFC 9438); c=C (0.4), beta=B (0.7), fast_convergence=on|off (on)",
+        sender: |p, c| Ok(Box::new(Cubic::from_params(p, c)?)),
+        receiver: None,
+    },
+];
 
 /// The registered names, in table order.
 pub fn names() -> Vec<&'static str> {

@@ -2,6 +2,7 @@
 
 mod analyze;
 mod link_cmd;
+mod sim_cmd;
 mod trace_cmd;
 
 use anyhow::Result;
@@ -21,6 +22,8 @@ enum Command {
     Controllers,
     /// Generate or describe Mahimahi packet-delivery traces.
     Trace(trace_cmd::TraceArgs),
+    /// Simulate one controller over a trace-driven bottleneck, in virtual time.
+    Sim(sim_cmd::SimArgs),
     /// Summarise a Mahimahi link log: capacity, throughput, utilization, loss, delay.
     Analyze(analyze::AnalyzeArgs),
     /// Run a command behind an emulated trace-driven link (root).
@@ -36,6 +39,7 @@ fn main() -> Result<()> {
         }
         Command::Trace(args) => trace_cmd::run(args)?,
         Command::Analyze(args) => analyze::run(args)?,
+        Command::Sim(args) => sim_cmd::run(args)?,
         Command::Link(args) => std::process::exit(link_cmd::run(*args)?),
     }
     Ok(())

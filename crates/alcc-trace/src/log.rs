@@ -310,12 +310,15 @@ pub struct LogWriter<W: Write> {
 
 impl<W: Write> LogWriter<W> {
     /// Starts a log: writes the header lines (title, queue, init and base timestamps, and alcc's
-    /// propagation-delay and time-unit lines when set) to `out`.
+    /// propagation-delay and time-unit lines when set) to `out`. Mahimahi's own plotting tools
+    /// expect the init and base timestamps, so a link emulator should set both.
     pub fn new(out: W, header: &LogHeader) -> io::Result<LogWriter<W>> {
         let mut out = BufWriter::with_capacity(64 * 1024, out);
-        writeln!(out, "# {}", header.title)?;
+        // A newline inside a header text would start a line of its own: flatten it.
+        let one_line = |text: &str| text.replace(['\n', '\r'], " ");
+        writeln!(out, "# {}", one_line(&header.title))?;
         if let Some(queue) = &header.queue {
-            writeln!(out, "# {QUEUE_KEY} {queue}")?;
+            writeln!(out, "# {QUEUE_KEY} {}", one_line(queue))?;
         }
         if let Some(init) = header.init_timestamp_ms {
             writeln!(out, "# {INIT_KEY} {init}")?;
@@ -513,6 +516,16 @@ mod tests {
                 TimeUnit::Micros => assert_eq!((p.sent_us, p.departed_us), (1_250, Some(3_000))),
             }
         }
+    }
+
+    #[test]
+    fn header_texts_stay_on_one_line() {
+        let header =
+            LogHeader { title: "a\nb".into(), queue: Some("q\r\n1 + 5".into()), ..LogHeader::default() };
+        let text = LogWriter::new(Vec::new(), &header).unwrap().finish().unwrap();
+        let log = Log::parse("h", text.as_slice()).unwrap();
+        assert_eq!(log.header.title, "a b");
+        assert!(log.events.is_empty());
     }
 
     #[test]

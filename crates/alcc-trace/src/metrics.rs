@@ -189,12 +189,15 @@ pub fn time_series(recording: &Recording, bin_us: u64) -> Result<Vec<Bin>, Metri
     let (mut capacity, mut departed, mut sent) = (vec![0u64; n], vec![0u64; n], vec![0u64; n]);
     let mut delays: Vec<Vec<u64>> = vec![Vec::new(); n];
     for o in &recording.opportunities {
-        capacity[index(o.at_us)] += o.bytes;
+        let bin = &mut capacity[index(o.at_us)];
+        *bin = bin.saturating_add(o.bytes);
     }
     for p in &recording.packets {
-        sent[index(p.sent_us)] += p.bytes;
+        let bin = &mut sent[index(p.sent_us)];
+        *bin = bin.saturating_add(p.bytes);
         if let (Some(at), Some(delay)) = (p.departed_us, p.one_way_delay_us(recording.propagation_delay_us)) {
-            departed[index(at)] += p.bytes;
+            let bin = &mut departed[index(at)];
+            *bin = bin.saturating_add(p.bytes);
             delays[index(at)].push(delay);
         }
     }
@@ -361,6 +364,22 @@ mod tests {
         assert!(matches!(time_series(&r, 1), Err(MetricsError::TooManyBins { .. })));
         let s = summarize(&r);
         assert!(s.throughput_mbps.is_finite());
+    }
+
+    #[test]
+    fn huge_sizes_saturate_instead_of_overflowing() {
+        let huge = PacketRecord { bytes: u64::MAX, sent_us: 0, departed_us: Some(1) };
+        let r = Recording {
+            packets: vec![huge, huge],
+            opportunities: vec![Opportunity { at_us: 0, bytes: u64::MAX }; 2],
+            propagation_delay_us: u64::MAX,
+        };
+        let s = summarize(&r);
+        assert_eq!(s.bytes_sent, u64::MAX);
+        assert_eq!(s.delay_p50_ms, Some(u64::MAX as f64 / 1000.0));
+        let bins = time_series(&r, 1).unwrap();
+        assert_eq!(bins.len(), 2);
+        assert!(bins[0].sent_mbps.is_finite() && bins[1].throughput_mbps.is_finite());
     }
 
     proptest! {
