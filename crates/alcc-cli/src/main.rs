@@ -2,6 +2,7 @@
 
 mod analyze;
 mod get;
+mod link_cmd;
 mod serve;
 mod sim_cmd;
 mod telemetry;
@@ -32,6 +33,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Download from HOST:PORT over plain TCP and report the throughput.
     Get(get::GetArgs),
+    /// Run a command behind an emulated trace-driven link (root).
+    Link(Box<link_cmd::LinkArgs>),
 }
 
 fn main() -> Result<()> {
@@ -46,6 +49,7 @@ fn main() -> Result<()> {
         Command::Sim(args) => sim_cmd::run(args)?,
         Command::Serve(args) => serve::run(args)?,
         Command::Get(args) => get::run(args)?,
+        Command::Link(args) => std::process::exit(link_cmd::run(*args)?),
     }
     Ok(())
 }
