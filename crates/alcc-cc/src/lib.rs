@@ -16,6 +16,7 @@ pub mod fixed;
 pub mod metrics;
 pub mod registry;
 pub mod spec;
+pub mod sprout;
 pub mod time;
 
 pub use controller::{Config, Controller, ReceiverModel};
