@@ -20,7 +20,8 @@
 //! made; the main ones: one packet size ([`Config::mss`](crate::Config::mss)) is used for every
 //! byte/packet conversion (the reference mixes 1400- and 1440-byte units), and the sender's
 //! queue estimate subtracts the forecast's delivery for each elapsed tick once (the reference
-//! subtracts a cumulative count per tick).
+//! subtracts a cumulative count per tick). And by default the sender counts a forecast's
+//! elapsed ticks from its estimated creation rather than its arrival ([`ForecastClock`]).
 
 pub mod belief;
 pub mod bins;
@@ -32,6 +33,6 @@ pub mod sender;
 
 pub use belief::RateBelief;
 pub use forecaster::ForecastTables;
-pub use params::SproutParams;
+pub use params::{ForecastClock, SproutParams};
 pub use receiver::SproutReceiver;
 pub use sender::SproutSender;
