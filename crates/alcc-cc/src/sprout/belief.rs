@@ -5,6 +5,8 @@
 //! multiplied by the Poisson likelihood of the packets that arrived during the tick,
 //! P(k | λ) = (λτ)^k e^(-λτ) / k!, and renormalised.
 
+use std::sync::OnceLock;
+
 use super::bins::{center, NUM_BINS, TICK_SECS};
 use super::kernel::BrownianKernel;
 
@@ -68,6 +70,7 @@ impl RateBelief {
     /// underflow the whole distribution to zero.
     pub fn observe(&mut self, count: u32) {
         let k = f64::from(count);
+        let log_mu = log_expected_counts();
         let log_likelihood = |i: usize| {
             let mu = center(i) * TICK_SECS;
             if mu == 0.0 {
@@ -78,7 +81,7 @@ impl RateBelief {
                 }
             } else {
                 // The k! term is common to all bins and cancels in the normalisation.
-                k * mu.ln() - mu
+                k * log_mu[i] - mu
             }
         };
         let best = (0..NUM_BINS)
@@ -112,6 +115,12 @@ impl RateBelief {
             }
         }
     }
+}
+
+/// ln(λτ) for every bin (unused for the outage bin), computed once.
+fn log_expected_counts() -> &'static [f64] {
+    static LOG_MU: OnceLock<Vec<f64>> = OnceLock::new();
+    LOG_MU.get_or_init(|| (0..NUM_BINS).map(|i| (center(i) * TICK_SECS).ln()).collect())
 }
 
 #[cfg(test)]

@@ -30,10 +30,13 @@ pub const MAX_ARRIVALS_PER_TICK: usize = 50;
 const NEGLIGIBLE: f64 = 1e-12;
 
 /// The per-rate cumulative delivery distributions, as cumulative distribution functions.
+///
+/// Stored by horizon, then count, then bin, so that mixing one count's probabilities by the
+/// posterior is a dot product over contiguous memory.
 #[derive(Clone, Debug)]
 pub struct ForecastTables {
-    /// `cdf[bin * HORIZON_TICKS + (h - 1)][c]` = P(at most `c` packets in `h` ticks | bin).
-    cdf: Vec<Vec<f64>>,
+    /// `by_horizon[h - 1][c * NUM_BINS + bin]` = P(at most `c` packets in `h` ticks | bin).
+    by_horizon: Vec<Vec<f64>>,
 }
 
 impl ForecastTables {
@@ -46,11 +49,12 @@ impl ForecastTables {
     /// Builds the tables for a given one-tick kernel.
     pub fn build(kernel: &BrownianKernel) -> ForecastTables {
         let poisson: Vec<Vec<f64>> = (0..NUM_BINS).map(|i| tick_counts(center(i) * TICK_SECS)).collect();
-        let mut cdf = Vec::with_capacity(NUM_BINS * HORIZON_TICKS);
+        let mut by_horizon: Vec<Vec<f64>> =
+            (1..=HORIZON_TICKS).map(|h| vec![0.0; (h * MAX_ARRIVALS_PER_TICK + 1) * NUM_BINS]).collect();
         for start in 0..NUM_BINS {
             let mut rate = RateBelief::certain(start);
             let mut cumulative = vec![1.0];
-            for _ in 0..HORIZON_TICKS {
+            for table in by_horizon.iter_mut() {
                 let mut this_tick = vec![0.0; MAX_ARRIVALS_PER_TICK + 1];
                 for (p, counts) in rate.probabilities().iter().zip(&poisson) {
                     if *p > 0.0 {
@@ -58,17 +62,19 @@ impl ForecastTables {
                     }
                 }
                 cumulative = convolve(&cumulative, &this_tick);
-                cdf.push(running_sum(&cumulative));
+                for (c, f) in running_sum(&cumulative).into_iter().enumerate() {
+                    table[c * NUM_BINS + start] = f;
+                }
                 rate.evolve_with(kernel);
             }
         }
-        ForecastTables { cdf }
+        ForecastTables { by_horizon }
     }
 
     /// P(at most `count` packets within `horizon` ticks | the rate starts at bin `bin`).
     pub fn cdf(&self, bin: usize, horizon: usize, count: usize) -> f64 {
-        let table = &self.cdf[bin * HORIZON_TICKS + (horizon - 1)];
-        table.get(count).copied().unwrap_or(1.0)
+        let table = &self.by_horizon[horizon - 1];
+        table.get(count * NUM_BINS + bin).copied().unwrap_or(1.0)
     }
 
     /// For each horizon 1..=[`HORIZON_TICKS`], the largest count `c` such that the link
@@ -76,17 +82,22 @@ impl ForecastTables {
     /// whose mixed cumulative probability P(N ≤ c) reaches `quantile`. Counts are
     /// non-decreasing in the horizon (enforced against rounding).
     pub fn forecast(&self, belief: &RateBelief, quantile: f64) -> [u32; HORIZON_TICKS] {
-        let active: Vec<(usize, f64)> =
-            belief.probabilities().iter().copied().enumerate().filter(|&(_, p)| p > NEGLIGIBLE).collect();
+        let probs = belief.probabilities();
+        // The bins that carry the posterior (mass below NEGLIGIBLE cannot move a percentile).
+        let first = probs.iter().position(|&p| p > NEGLIGIBLE).unwrap_or(0);
+        let last = probs.iter().rposition(|&p| p > NEGLIGIBLE).unwrap_or(NUM_BINS - 1).max(first);
+        let weights = &probs[first..=last];
         let mut counts = [0u32; HORIZON_TICKS];
         let mut floor = 0usize;
         for (h, slot) in counts.iter_mut().enumerate() {
-            let horizon = h + 1;
-            let mixed =
-                |c: usize| -> f64 { active.iter().map(|&(bin, p)| p * self.cdf(bin, horizon, c)).sum() };
+            let table = &self.by_horizon[h];
+            let mixed = |c: usize| -> f64 {
+                let row = &table[c * NUM_BINS + first..=c * NUM_BINS + last];
+                row.iter().zip(weights).map(|(f, p)| f * p).sum()
+            };
             // Binary search for the smallest c with mixed(c) >= quantile; mixed is
             // non-decreasing in c and reaches (almost) 1 at the largest count.
-            let (mut lo, mut hi) = (floor, horizon * MAX_ARRIVALS_PER_TICK);
+            let (mut lo, mut hi) = (floor, (h + 1) * MAX_ARRIVALS_PER_TICK);
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
                 if mixed(mid) >= quantile {
