@@ -13,6 +13,7 @@
 //! | [`kernel`] | the one-tick Brownian-motion transition of the rate, with the outage bin |
 //! | [`belief`] | the receiver's posterior over the rate: evolve and observe |
 //! | [`forecaster`] | per-rate delivery tables and the 5th-percentile cumulative forecast |
+//! | [`params`] | the run-time parameters (`target`, `confidence`, `clock`) |
 //! | [`receiver`] | [`SproutReceiver`]: counts arrivals per tick, runs the model, emits reports |
 //! | [`sender`] | [`SproutSender`]: the queue estimate and the window from a forecast |
 //!
