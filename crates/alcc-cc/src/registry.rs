@@ -4,7 +4,10 @@
 //! command line all build controllers here, so a new algorithm is one line in this table.
 
 use crate::controller::{Config, Controller, ReceiverModel};
+use crate::copa::Copa;
+use crate::cubic::Cubic;
 use crate::fixed::Fixed;
+use crate::reno::Reno;
 use crate::spec::{Params, SpecError};
 use crate::sprout::{SproutParams, SproutReceiver, SproutSender};
 
@@ -37,8 +40,26 @@ pub static ENTRIES: &[Entry] = &[
         receiver: None,
     },
     Entry {
+        name: "copa",
+        about: "Copa (NSDI 2018); delta=D (0.5), mode=auto|default (auto)",
+        sender: |p, c| Ok(Box::new(Copa::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "reno",
+        about: "TCP Reno (RFC 5681, RFC 3465 byte counting); no parameters",
+        sender: |p, c| Ok(Box::new(Reno::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "cubic",
+        about: "CUBIC (RFC 9438); c=C (0.4), beta=B (0.7), fast_convergence=on|off (on)",
+        sender: |p, c| Ok(Box::new(Cubic::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
         name: "sprout",
-        about: "Sprout (NSDI 2013), forecasts from the receiver; target=MS (100), confidence=PERCENTILE (5)",
+        about: "Sprout (NSDI 2013), forecasts from the receiver; target=MS (100), confidence=PERCENTILE (5), clock=half_rtt|arrival (half_rtt)",
         sender: |p, c| Ok(Box::new(SproutSender::new(SproutParams::from_params(p)?, c))),
         receiver: Some(|p, c| Ok(Box::new(SproutReceiver::new(SproutParams::from_params(p)?, c)))),
     },

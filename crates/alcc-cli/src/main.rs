@@ -1,6 +1,7 @@
 //! The `alcc` command.
 
 mod analyze;
+mod sim_cmd;
 mod trace_cmd;
 
 use anyhow::Result;
@@ -20,6 +21,8 @@ enum Command {
     Controllers,
     /// Generate or describe Mahimahi packet-delivery traces.
     Trace(trace_cmd::TraceArgs),
+    /// Simulate one controller over a trace-driven bottleneck, in virtual time.
+    Sim(sim_cmd::SimArgs),
     /// Summarise a Mahimahi link log: capacity, throughput, utilization, loss, delay.
     Analyze(analyze::AnalyzeArgs),
 }
@@ -33,6 +36,7 @@ fn main() -> Result<()> {
         }
         Command::Trace(args) => trace_cmd::run(args)?,
         Command::Analyze(args) => analyze::run(args)?,
+        Command::Sim(args) => sim_cmd::run(args)?,
     }
     Ok(())
 }
