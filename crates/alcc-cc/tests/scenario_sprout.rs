@@ -74,3 +74,18 @@ fn verizon_lte_forecast_clock_matters() {
     assert!(common::p95(&corrected) < common::PROPAGATION_MS + 150.0, "{corrected:?}");
     beats(&corrected, &filler, BUFFER_FILLER);
 }
+
+/// The recorded LTE downlinks of the shared traces (skipped without `ALCC_TRACE_DIR`).
+#[test]
+fn recorded_lte_traces_beat_cubic_fourfold_on_delay() {
+    for trace in [
+        "mahimahi/Verizon-LTE-short.down",
+        "mahimahi/TMobile-LTE-short.down",
+        "mahimahi/ATT-LTE-driving.down",
+    ] {
+        let Some(s) = common::shared_trace_link(trace) else { return };
+        let sprout = common::run(&s, "sprout");
+        let cubic = common::run(&s, "cubic");
+        beats(&sprout, &cubic, "cubic");
+    }
+}
