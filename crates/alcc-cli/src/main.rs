@@ -1,7 +1,10 @@
 //! The `alcc` command.
 
 mod analyze;
+mod get;
+mod serve;
 mod sim_cmd;
+mod telemetry;
 mod trace_cmd;
 
 use anyhow::Result;
@@ -25,6 +28,10 @@ enum Command {
     Sim(sim_cmd::SimArgs),
     /// Summarise a Mahimahi link log: capacity, throughput, utilization, loss, delay.
     Analyze(analyze::AnalyzeArgs),
+    /// Serve downloads through alcc streams (each client gets the data).
+    Serve(serve::ServeArgs),
+    /// Download from HOST:PORT over plain TCP and report the throughput.
+    Get(get::GetArgs),
 }
 
 fn main() -> Result<()> {
@@ -37,6 +44,8 @@ fn main() -> Result<()> {
         Command::Trace(args) => trace_cmd::run(args)?,
         Command::Analyze(args) => analyze::run(args)?,
         Command::Sim(args) => sim_cmd::run(args)?,
+        Command::Serve(args) => serve::run(args)?,
+        Command::Get(args) => get::run(args)?,
     }
     Ok(())
 }
