@@ -23,6 +23,7 @@ pub mod registry;
 pub mod reno;
 pub mod sim;
 pub mod spec;
+pub mod sprout;
 pub mod time;
 pub mod windowed;
 

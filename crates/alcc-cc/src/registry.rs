@@ -9,6 +9,7 @@ use crate::cubic::Cubic;
 use crate::fixed::Fixed;
 use crate::reno::Reno;
 use crate::spec::{Params, SpecError};
+use crate::sprout::{SproutParams, SproutReceiver, SproutSender};
 
 type SenderFactory = fn(&mut Params, &Config) -> Result<Box<dyn Controller>, SpecError>;
 type ReceiverFactory = fn(&mut Params, &Config) -> Result<Box<dyn ReceiverModel>, SpecError>;
@@ -56,6 +57,12 @@ pub static ENTRIES: &[Entry] = &[
         sender: |p, c| Ok(Box::new(Cubic::from_params(p, c)?)),
         receiver: None,
     },
+    Entry {
+        name: "sprout",
+        about: "Sprout (NSDI 2013), forecasts from the receiver; target=MS (100), confidence=PERCENTILE (5), clock=half_rtt|arrival (half_rtt)",
+        sender: |p, c| Ok(Box::new(SproutSender::new(SproutParams::from_params(p)?, c))),
+        receiver: Some(|p, c| Ok(Box::new(SproutReceiver::new(SproutParams::from_params(p)?, c)))),
+    },
 ];
 
 /// The registered names, in table order.
@@ -92,17 +99,21 @@ pub fn build(spec: &str, config: &Config) -> Result<Box<dyn Controller>, SpecErr
 
 /// Builds the receiver-side model for `spec`, or `None` if the algorithm has none.
 ///
-/// The receiver takes the same parameters as the sender, so one spec string configures both.
+/// The receiver takes the same parameters as the sender, so one spec string configures both:
+/// the sender's factory must take every parameter of the algorithm (so that [`build`] accepts
+/// the spec), and the receiver's factory then sees the whole parameter list again.
 pub fn build_receiver(spec: &str, config: &Config) -> Result<Option<Box<dyn ReceiverModel>>, SpecError> {
     let mut params = Params::parse(spec)?;
     let entry = find(params.name())?;
     let Some(receiver) = entry.receiver else {
         return Ok(None);
     };
-    // Parse the sender's parameters too, so that the spec is validated in one place.
-    (entry.sender)(&mut params, config)?;
+    // Validate the spec exactly as `build` does, on a copy: taking a parameter removes it, and
+    // the receiver must still see the values given.
+    let mut sender_view = params.clone();
+    (entry.sender)(&mut sender_view, config)?;
+    sender_view.finish()?;
     let model = receiver(&mut params, config)?;
-    params.finish()?;
     Ok(Some(model))
 }
 
@@ -121,6 +132,17 @@ mod tests {
         assert!(matches!(err, SpecError::UnknownName { .. }), "{err}");
         assert!(err.to_string().contains("fixed"));
         assert!(matches!(by_name("fixed:speed=3").err().unwrap(), SpecError::UnknownParam { .. }));
+    }
+
+    #[test]
+    fn receiver_sees_the_parameters_given() {
+        let config = Config::default();
+        assert!(build_receiver("fixed", &config).unwrap().is_none());
+        let r = build_receiver("sprout:confidence=20,target=60", &config).unwrap().unwrap();
+        assert_eq!(r.name(), "sprout");
+        assert!(matches!(build_receiver("sprout:confidence=90", &config), Err(SpecError::BadValue { .. })));
+        assert!(matches!(build_receiver("sprout:foo=1", &config), Err(SpecError::UnknownParam { .. })));
+        assert!(by_name("sprout:target=60").is_ok());
     }
 
     #[test]
