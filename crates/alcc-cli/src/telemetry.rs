@@ -54,6 +54,8 @@ impl Telemetry {
             "chunks": info.chunks_sent,
             "ack_stamps": info.ack_stamps,
             "info_acks": info.info_acks,
+            "ack_latency_total_us": info.ack_latency_total_us,
+            "ack_latency_max_us": info.ack_latency_max_us,
             "kernel_unacked": info.kernel_unacked_segments,
         });
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
