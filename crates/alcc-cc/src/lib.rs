@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod registry;
 pub mod spec;
 pub mod time;
+pub mod verus;
 
 pub use controller::{Config, Controller, ReceiverModel};
 pub use event::{AckSample, Arrival, Decision, Forecast, LossEvent, ReceiverReport, SenderHint, SentPacket};

@@ -6,6 +6,7 @@
 use crate::controller::{Config, Controller, ReceiverModel};
 use crate::fixed::Fixed;
 use crate::spec::{Params, SpecError};
+use crate::verus::Verus;
 
 type SenderFactory = fn(&mut Params, &Config) -> Result<Box<dyn Controller>, SpecError>;
 type ReceiverFactory = fn(&mut Params, &Config) -> Result<Box<dyn ReceiverModel>, SpecError>;
@@ -28,12 +29,20 @@ impl Entry {
 }
 
 /// Every algorithm alcc knows.
-pub static ENTRIES: &[Entry] = &[Entry {
-    name: "fixed",
-    about: "constant window and rate; window=PACKETS|inf (inf), rate=MBIT/S (none)",
-    sender: |p, c| Ok(Box::new(Fixed::from_params(p, c)?)),
-    receiver: None,
-}];
+pub static ENTRIES: &[Entry] = &[
+    Entry {
+        name: "fixed",
+        about: "constant window and rate; window=PACKETS|inf (inf), rate=MBIT/S (none)",
+        sender: |p, c| Ok(Box::new(Fixed::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "verus",
+        about: "Verus (SIGCOMM 2015), delay-profile epochs; r=RATIO of Dmax/Dmin (6)",
+        sender: |p, c| Ok(Box::new(Verus::from_params(p, c)?)),
+        receiver: None,
+    },
+];
 
 /// The registered names, in table order.
 pub fn names() -> Vec<&'static str> {
