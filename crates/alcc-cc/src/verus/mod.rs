@@ -47,6 +47,9 @@ pub mod ledger;
 pub mod memo;
 pub mod profile;
 
+#[cfg(test)]
+mod tests;
+
 use crate::controller::{Config, Controller};
 use crate::event::{AckSample, Decision, LossEvent, SentPacket};
 use crate::metrics::Metrics;
