@@ -13,8 +13,11 @@
 pub mod controller;
 pub mod event;
 pub mod fixed;
+pub mod inflight;
 pub mod metrics;
+pub mod pacer;
 pub mod registry;
+pub mod sim;
 pub mod spec;
 pub mod time;
 pub mod verus;

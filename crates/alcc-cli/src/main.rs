@@ -1,5 +1,8 @@
 //! The `alcc` command.
 
+mod analyze;
+mod trace_cmd;
+
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
@@ -15,6 +18,10 @@ struct Cli {
 enum Command {
     /// List the congestion controllers alcc knows.
     Controllers,
+    /// Generate or describe Mahimahi packet-delivery traces.
+    Trace(trace_cmd::TraceArgs),
+    /// Summarise a Mahimahi link log: capacity, throughput, utilization, loss, delay.
+    Analyze(analyze::AnalyzeArgs),
 }
 
 fn main() -> Result<()> {
@@ -24,6 +31,8 @@ fn main() -> Result<()> {
                 println!("{:<8} {}", e.name, e.about);
             }
         }
+        Command::Trace(args) => trace_cmd::run(args)?,
+        Command::Analyze(args) => analyze::run(args)?,
     }
     Ok(())
 }

@@ -1,0 +1,255 @@
+//! The sender's ledger of packets in flight, with loss detection (RFC 8985 style).
+//!
+//! Used by transports that number packets consecutively and get one acknowledgement per packet
+//! (the simulator, UDP mode). It remembers each packet's send time and the controller's memo,
+//! turns acknowledgements into [`AckSample`]s and declares packets lost:
+//! - by packet threshold: 3 later packets acknowledged (the RFC 5681 duplicate-ACK threshold);
+//! - by time threshold: a later packet acknowledged and `9/8 x max(srtt, latest RTT)` elapsed
+//!   since it was sent (RFC 8985 section 6.2, reordering window);
+//! - by timeout: nothing acknowledged for an RTO (`srtt + 4 x rttvar`, at least 200 ms, 1 s before
+//!   any sample; RFC 6298), after which every packet sent before `now - RTO` is lost.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::event::{AckSample, LossEvent};
+use crate::time::{duration_micros, Time};
+
+const PACKET_THRESHOLD: u64 = 3;
+const MIN_RTO: Duration = Duration::from_millis(200);
+const INITIAL_RTO: Duration = Duration::from_secs(1);
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    bytes: u64,
+    sent_at: Time,
+    memo: u64,
+}
+
+/// Packets in flight, indexed by consecutive sequence numbers.
+#[derive(Clone, Debug, Default)]
+pub struct InFlight {
+    /// `slots[i]` is packet `base + i`; `None` once acknowledged or declared lost.
+    slots: VecDeque<Option<Entry>>,
+    base: u64,
+    bytes: u64,
+    delivered: u64,
+    largest_acked: Option<u64>,
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    latest_rtt: Duration,
+    last_ack_at: Option<Time>,
+}
+
+impl InFlight {
+    /// An empty ledger whose first packet will be `first_seq`.
+    pub fn new(first_seq: u64) -> InFlight {
+        InFlight { base: first_seq, ..InFlight::default() }
+    }
+
+    /// Bytes sent and neither acknowledged nor declared lost.
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Cumulative bytes acknowledged.
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// The smoothed RTT (RFC 6298), once there is a sample.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
+    }
+
+    /// The next sequence number `on_sent` expects.
+    pub fn next_seq(&self) -> u64 {
+        self.base + self.slots.len() as u64
+    }
+
+    /// Records packet `seq` (which must be [`next_seq`](Self::next_seq)) as sent.
+    pub fn on_sent(&mut self, seq: u64, bytes: u64, sent_at: Time, memo: u64) {
+        debug_assert_eq!(seq, self.next_seq(), "sequence numbers must be consecutive");
+        self.slots.push_back(Some(Entry { bytes, sent_at, memo }));
+        self.bytes += bytes;
+    }
+
+    /// An acknowledgement of `seq`; `None` when it is unknown, a duplicate, or already lost.
+    pub fn on_ack(&mut self, now: Time, seq: u64) -> Option<AckSample> {
+        let index = usize::try_from(seq.checked_sub(self.base)?).ok()?;
+        let entry = self.slots.get_mut(index)?.take()?;
+        self.bytes -= entry.bytes;
+        self.delivered += entry.bytes;
+        let rtt = now.saturating_since(entry.sent_at);
+        self.update_rtt(rtt);
+        self.last_ack_at = Some(now);
+        self.largest_acked = Some(self.largest_acked.map_or(seq, |l| l.max(seq)));
+        self.trim();
+        Some(AckSample {
+            seq,
+            bytes: entry.bytes,
+            sent_at: entry.sent_at,
+            rtt,
+            bytes_in_flight: self.bytes,
+            delivered: self.delivered,
+            memo: entry.memo,
+        })
+    }
+
+    /// Declares lost, and returns, every packet the rules above condemn at `now`.
+    pub fn detect_losses(&mut self, now: Time) -> Vec<LossEvent> {
+        let reorder_window = self.reorder_window();
+        let rto = self.rto();
+        let timed_out = self.last_ack_at.map_or(true, |t| now.saturating_since(t) >= rto);
+        let mut lost = Vec::new();
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            let seq = self.base + i as u64;
+            let Some(entry) = *slot else { continue };
+            let age = now.saturating_since(entry.sent_at);
+            let overtaken = self.largest_acked.is_some_and(|l| l > seq);
+            let by_count = self.largest_acked.is_some_and(|l| l >= seq + PACKET_THRESHOLD);
+            let by_time = overtaken && age >= reorder_window;
+            let by_timeout = timed_out && age >= rto;
+            if !(by_count || by_time || by_timeout) {
+                if !overtaken {
+                    break; // later packets are younger and not overtaken either
+                }
+                continue;
+            }
+            *slot = None;
+            self.bytes -= entry.bytes;
+            lost.push(LossEvent {
+                seq,
+                bytes: entry.bytes,
+                sent_at: entry.sent_at,
+                bytes_in_flight: self.bytes,
+                memo: entry.memo,
+            });
+        }
+        if timed_out && !lost.is_empty() {
+            // A timeout restarts the RTO clock, as a retransmission would (RFC 6298 5.5).
+            self.last_ack_at = Some(now);
+        }
+        self.trim();
+        lost
+    }
+
+    /// When [`detect_losses`](Self::detect_losses) could next find something, if anything is
+    /// in flight.
+    pub fn loss_deadline(&self) -> Option<Time> {
+        let (i, oldest) = self.slots.iter().enumerate().find_map(|(i, s)| s.map(|e| (i, e)))?;
+        let seq = self.base + i as u64;
+        let rto_at = self.last_ack_at.unwrap_or(oldest.sent_at).max(oldest.sent_at) + self.rto();
+        if self.largest_acked.is_some_and(|l| l > seq) {
+            Some((oldest.sent_at + self.reorder_window()).min(rto_at))
+        } else {
+            Some(rto_at)
+        }
+    }
+
+    /// In whole microseconds, so that [`loss_deadline`](Self::loss_deadline) and
+    /// [`detect_losses`](Self::detect_losses) agree exactly on `Time`'s resolution.
+    fn reorder_window(&self) -> Duration {
+        let base = self.srtt.unwrap_or(INITIAL_RTO).max(self.latest_rtt);
+        whole_micros(base * 9 / 8)
+    }
+
+    fn rto(&self) -> Duration {
+        match self.srtt {
+            None => INITIAL_RTO,
+            Some(srtt) => whole_micros((srtt + 4 * self.rttvar).max(MIN_RTO)),
+        }
+    }
+
+    /// RFC 6298 section 2: alpha = 1/8, beta = 1/4.
+    fn update_rtt(&mut self, rtt: Duration) {
+        self.latest_rtt = rtt;
+        match self.srtt {
+            None => {
+                self.srtt = Some(rtt);
+                self.rttvar = rtt / 2;
+            }
+            Some(srtt) => {
+                let err = if srtt > rtt { srtt - rtt } else { rtt - srtt };
+                self.rttvar = (self.rttvar * 3 + err) / 4;
+                self.srtt = Some((srtt * 7 + rtt) / 8);
+            }
+        }
+    }
+
+    fn trim(&mut self) {
+        while matches!(self.slots.front(), Some(None)) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+    }
+}
+
+fn whole_micros(d: Duration) -> Duration {
+    Duration::from_micros(duration_micros(d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Time {
+        Time::from_millis(v)
+    }
+
+    #[test]
+    fn ack_returns_sample_with_memo_and_rtt() {
+        let mut f = InFlight::new(0);
+        f.on_sent(0, 1500, ms(0), 7);
+        f.on_sent(1, 1500, ms(1), 8);
+        assert_eq!(f.bytes_in_flight(), 3000);
+        let a = f.on_ack(ms(41), 0).unwrap();
+        assert_eq!((a.seq, a.bytes, a.memo, a.rtt), (0, 1500, 7, Duration::from_millis(41)));
+        assert_eq!((a.bytes_in_flight, a.delivered), (1500, 1500));
+        assert!(f.on_ack(ms(42), 0).is_none(), "duplicate");
+        assert!(f.on_ack(ms(42), 9).is_none(), "never sent");
+    }
+
+    #[test]
+    fn three_later_acks_declare_a_loss() {
+        let mut f = InFlight::new(0);
+        for s in 0..5 {
+            f.on_sent(s, 1000, ms(s), 0);
+        }
+        f.on_ack(ms(40), 1);
+        f.on_ack(ms(41), 2);
+        assert!(f.detect_losses(ms(41)).is_empty());
+        f.on_ack(ms(42), 3);
+        let lost = f.detect_losses(ms(42));
+        assert_eq!(lost.len(), 1);
+        assert_eq!((lost[0].seq, lost[0].bytes_in_flight), (0, 1000));
+        assert!(f.on_ack(ms(43), 0).is_none(), "a lost packet is not acknowledged later");
+        assert_eq!(f.bytes_in_flight(), 1000);
+    }
+
+    #[test]
+    fn time_threshold_after_a_later_ack() {
+        let mut f = InFlight::new(0);
+        f.on_sent(0, 1000, ms(0), 0);
+        f.on_sent(1, 1000, ms(0), 0);
+        f.on_ack(ms(40), 1); // srtt = 40 ms, window 45 ms
+        assert!(f.detect_losses(ms(44)).is_empty());
+        assert_eq!(f.loss_deadline(), Some(ms(45)));
+        assert_eq!(f.detect_losses(ms(45)).len(), 1);
+        assert_eq!(f.loss_deadline(), None);
+    }
+
+    #[test]
+    fn timeout_declares_everything_old() {
+        let mut f = InFlight::new(10);
+        f.on_sent(10, 1000, ms(0), 0);
+        f.on_sent(11, 1000, ms(500), 0);
+        assert_eq!(f.loss_deadline(), Some(ms(1000)));
+        let lost = f.detect_losses(ms(1000));
+        assert_eq!(lost.iter().map(|l| l.seq).collect::<Vec<_>>(), vec![10]);
+        // The RTO restarted at 1000; packet 11 (sent at 500) goes at 2000.
+        assert!(f.detect_losses(ms(1999)).is_empty());
+        assert_eq!(f.detect_losses(ms(2000)).len(), 1);
+        assert_eq!(f.bytes_in_flight(), 0);
+    }
+}

@@ -1,0 +1,15 @@
+//! A discrete-event simulator of one flow over one trace-driven bottleneck.
+//!
+//! It drives any [`Controller`](crate::Controller) (and its [`ReceiverModel`](crate::ReceiverModel))
+//! in virtual time, so a minute of a cellular trace runs in milliseconds and every run is
+//! deterministic for a seed. See [`Scenario`] for the model and [`SimResult`] for what it records.
+
+pub mod bottleneck;
+pub mod capacity;
+pub mod record;
+pub mod scenario;
+
+pub use bottleneck::QueueLimit;
+pub use capacity::Capacity;
+pub use record::{DropCause, Outcome, PacketRecord, SimResult};
+pub use scenario::{Scenario, SimError};

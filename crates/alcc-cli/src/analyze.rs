@@ -1,0 +1,94 @@
+//! `alcc analyze`: the metrics of a Mahimahi link log (capacity, throughput, utilization, loss,
+//! one-way delay percentiles) and, optionally, their 500 ms time series as CSV.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+
+use alcc_trace::metrics::{self, Summary};
+use alcc_trace::Log;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serde::Serialize;
+
+/// `alcc analyze LOG [--json] [--series FILE]`
+#[derive(Args)]
+pub struct AnalyzeArgs {
+    /// A Mahimahi link log (from mm-link or alcc's link emulator).
+    log: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Also write the time series as CSV to this file.
+    #[arg(long)]
+    series: Option<PathBuf>,
+    /// Width of the time-series bins in ms.
+    #[arg(long, default_value_t = 500)]
+    bin_ms: u64,
+    /// One-way propagation delay in ms, replacing the log's `# alcc propagation delay us:`
+    /// header (Mahimahi's own logs lack it, and then delays are queueing delay only).
+    #[arg(long)]
+    propagation_delay_ms: Option<f64>,
+}
+
+/// What `--json` prints: the log's path and the summary's fields.
+#[derive(Serialize)]
+struct Report<'a> {
+    log: String,
+    #[serde(flatten)]
+    summary: &'a Summary,
+}
+
+/// Runs `alcc analyze`.
+pub fn run(args: AnalyzeArgs) -> Result<()> {
+    let log = Log::read_file(&args.log)?;
+    let mut recording = log.to_recording();
+    match args.propagation_delay_ms {
+        Some(ms) if ms.is_finite() && ms >= 0.0 => {
+            recording.propagation_delay_us = (ms * 1000.0).round() as u64
+        }
+        Some(ms) => bail!("--propagation-delay-ms must be a non-negative number, got {ms}"),
+        None if log.header.propagation_delay_us.is_none() => eprintln!(
+            "note: {} does not record the propagation delay; delays are queueing delay only \
+             (pass --propagation-delay-ms)",
+            args.log.display()
+        ),
+        None => {}
+    }
+    let summary = metrics::summarize(&recording);
+    if let Some(path) = &args.series {
+        let series = metrics::time_series(&recording, args.bin_ms.saturating_mul(1000))?;
+        let file = File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+        metrics::write_series_csv(&series, BufWriter::new(file))
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    if args.json {
+        let report = Report { log: args.log.display().to_string(), summary: &summary };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_text(&args.log.display().to_string(), &summary);
+    }
+    Ok(())
+}
+
+fn print_text(log: &str, s: &Summary) {
+    let delay = |d: Option<f64>| d.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
+    println!("log:         {log}");
+    println!("duration:    {:.3} s", s.duration_s);
+    println!("capacity:    {:.2} Mbit/s", s.capacity_mbps);
+    println!("throughput:  {:.2} Mbit/s", s.throughput_mbps);
+    println!("utilization: {:.1} %", s.utilization * 100.0);
+    println!(
+        "loss:        {:.2} % ({} of {} packets departed)",
+        s.loss * 100.0,
+        s.packets_departed,
+        s.packets_sent
+    );
+    println!(
+        "delay:       p50 {} / p95 {} / p99 {} ms (one-way, including {:.1} ms propagation)",
+        delay(s.delay_p50_ms),
+        delay(s.delay_p95_ms),
+        delay(s.delay_p99_ms),
+        s.propagation_delay_ms
+    );
+}
