@@ -87,7 +87,7 @@ impl Driver {
                 self.fire_timers(until);
             }
             Step::Jump(secs) => {
-                self.now = self.now + Duration::from_secs(secs.into());
+                self.now += Duration::from_secs(secs.into());
                 self.cc.on_timer(self.now);
                 let next = self.cc.next_timer();
                 assert!(next.is_none_or(|n| n > self.now), "timer did not advance: {next:?}");
@@ -106,7 +106,7 @@ impl Driver {
                 if let Some(&seq) = self.flight.keys().nth(i % self.flight.len().max(1)) {
                     let (memo, sent_at) = self.flight.remove(&seq).unwrap_or_default();
                     let rtt = (self.now - sent_at) + Duration::from_millis(extra.into());
-                    self.now = self.now + Duration::from_millis(extra.into());
+                    self.now += Duration::from_millis(extra.into());
                     let ack = AckSample {
                         seq,
                         bytes: MSS,

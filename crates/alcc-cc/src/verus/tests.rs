@@ -86,7 +86,7 @@ fn slow_start_rounds(h: &mut Harness, until_w: f64) -> Time {
     let mut now = ms(0);
     let mut batch = h.send(now);
     while h.v.target_window() < until_w {
-        now = now + Duration::from_millis(40);
+        now += Duration::from_millis(40);
         h.run_timers(now);
         let mut next = Vec::new();
         for seq in batch {
