@@ -100,7 +100,7 @@ impl InFlight {
     pub fn detect_losses(&mut self, now: Time) -> Vec<LossEvent> {
         let reorder_window = self.reorder_window();
         let rto = self.rto();
-        let timed_out = self.last_ack_at.map_or(true, |t| now.saturating_since(t) >= rto);
+        let timed_out = self.last_ack_at.is_none_or(|t| now.saturating_since(t) >= rto);
         let mut lost = Vec::new();
         for (i, slot) in self.slots.iter_mut().enumerate() {
             let seq = self.base + i as u64;
@@ -170,7 +170,7 @@ impl InFlight {
                 self.rttvar = rtt / 2;
             }
             Some(srtt) => {
-                let err = if srtt > rtt { srtt - rtt } else { rtt - srtt };
+                let err = srtt.abs_diff(rtt);
                 self.rttvar = (self.rttvar * 3 + err) / 4;
                 self.srtt = Some((srtt * 7 + rtt) / 8);
             }

@@ -11,16 +11,25 @@
 #![warn(missing_docs)]
 
 pub mod controller;
+pub mod copa;
+pub mod cubic;
 pub mod event;
 pub mod fixed;
 pub mod inflight;
 pub mod metrics;
 pub mod pacer;
+pub mod recovery;
 pub mod registry;
+pub mod reno;
 pub mod sim;
 pub mod spec;
+pub mod sprout;
 pub mod time;
 pub mod verus;
+pub mod windowed;
+
+#[cfg(test)]
+mod testing;
 
 pub use controller::{Config, Controller, ReceiverModel};
 pub use event::{AckSample, Arrival, Decision, Forecast, LossEvent, ReceiverReport, SenderHint, SentPacket};

@@ -4,8 +4,12 @@
 //! command line all build controllers here, so a new algorithm is one line in this table.
 
 use crate::controller::{Config, Controller, ReceiverModel};
+use crate::copa::Copa;
+use crate::cubic::Cubic;
 use crate::fixed::Fixed;
+use crate::reno::Reno;
 use crate::spec::{Params, SpecError};
+use crate::sprout::{SproutParams, SproutReceiver, SproutSender};
 use crate::verus::Verus;
 
 type SenderFactory = fn(&mut Params, &Config) -> Result<Box<dyn Controller>, SpecError>;
@@ -35,6 +39,30 @@ pub static ENTRIES: &[Entry] = &[
         about: "constant window and rate; window=PACKETS|inf (inf), rate=MBIT/S (none)",
         sender: |p, c| Ok(Box::new(Fixed::from_params(p, c)?)),
         receiver: None,
+    },
+    Entry {
+        name: "copa",
+        about: "Copa (NSDI 2018); delta=D (0.5), mode=auto|default (auto)",
+        sender: |p, c| Ok(Box::new(Copa::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "reno",
+        about: "TCP Reno (RFC 5681, RFC 3465 byte counting); no parameters",
+        sender: |p, c| Ok(Box::new(Reno::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "cubic",
+        about: "CUBIC (RFC 9438); c=C (0.4), beta=B (0.7), fast_convergence=on|off (on)",
+        sender: |p, c| Ok(Box::new(Cubic::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "sprout",
+        about: "Sprout (NSDI 2013), forecasts from the receiver; target=MS (100), confidence=PERCENTILE (5), clock=half_rtt|arrival (half_rtt)",
+        sender: |p, c| Ok(Box::new(SproutSender::new(SproutParams::from_params(p)?, c))),
+        receiver: Some(|p, c| Ok(Box::new(SproutReceiver::new(SproutParams::from_params(p)?, c)))),
     },
     Entry {
         name: "verus",
@@ -78,17 +106,21 @@ pub fn build(spec: &str, config: &Config) -> Result<Box<dyn Controller>, SpecErr
 
 /// Builds the receiver-side model for `spec`, or `None` if the algorithm has none.
 ///
-/// The receiver takes the same parameters as the sender, so one spec string configures both.
+/// The receiver takes the same parameters as the sender, so one spec string configures both:
+/// the sender's factory must take every parameter of the algorithm (so that [`build`] accepts
+/// the spec), and the receiver's factory then sees the whole parameter list again.
 pub fn build_receiver(spec: &str, config: &Config) -> Result<Option<Box<dyn ReceiverModel>>, SpecError> {
     let mut params = Params::parse(spec)?;
     let entry = find(params.name())?;
     let Some(receiver) = entry.receiver else {
         return Ok(None);
     };
-    // Parse the sender's parameters too, so that the spec is validated in one place.
-    (entry.sender)(&mut params, config)?;
+    // Validate the spec exactly as `build` does, on a copy: taking a parameter removes it, and
+    // the receiver must still see the values given.
+    let mut sender_view = params.clone();
+    (entry.sender)(&mut sender_view, config)?;
+    sender_view.finish()?;
     let model = receiver(&mut params, config)?;
-    params.finish()?;
     Ok(Some(model))
 }
 
@@ -107,6 +139,17 @@ mod tests {
         assert!(matches!(err, SpecError::UnknownName { .. }), "{err}");
         assert!(err.to_string().contains("fixed"));
         assert!(matches!(by_name("fixed:speed=3").err().unwrap(), SpecError::UnknownParam { .. }));
+    }
+
+    #[test]
+    fn receiver_sees_the_parameters_given() {
+        let config = Config::default();
+        assert!(build_receiver("fixed", &config).unwrap().is_none());
+        let r = build_receiver("sprout:confidence=20,target=60", &config).unwrap().unwrap();
+        assert_eq!(r.name(), "sprout");
+        assert!(matches!(build_receiver("sprout:confidence=90", &config), Err(SpecError::BadValue { .. })));
+        assert!(matches!(build_receiver("sprout:foo=1", &config), Err(SpecError::UnknownParam { .. })));
+        assert!(by_name("sprout:target=60").is_ok());
     }
 
     #[test]

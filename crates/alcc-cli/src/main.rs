@@ -1,6 +1,11 @@
 //! The `alcc` command.
 
 mod analyze;
+mod get;
+mod link_cmd;
+mod serve;
+mod sim_cmd;
+mod telemetry;
 mod trace_cmd;
 
 use anyhow::Result;
@@ -20,8 +25,16 @@ enum Command {
     Controllers,
     /// Generate or describe Mahimahi packet-delivery traces.
     Trace(trace_cmd::TraceArgs),
+    /// Simulate one controller over a trace-driven bottleneck, in virtual time.
+    Sim(sim_cmd::SimArgs),
     /// Summarise a Mahimahi link log: capacity, throughput, utilization, loss, delay.
     Analyze(analyze::AnalyzeArgs),
+    /// Serve downloads through alcc streams (each client gets the data).
+    Serve(serve::ServeArgs),
+    /// Download from HOST:PORT over plain TCP and report the throughput.
+    Get(get::GetArgs),
+    /// Run a command behind an emulated trace-driven link (root).
+    Link(Box<link_cmd::LinkArgs>),
 }
 
 fn main() -> Result<()> {
@@ -33,6 +46,10 @@ fn main() -> Result<()> {
         }
         Command::Trace(args) => trace_cmd::run(args)?,
         Command::Analyze(args) => analyze::run(args)?,
+        Command::Sim(args) => sim_cmd::run(args)?,
+        Command::Serve(args) => serve::run(args)?,
+        Command::Get(args) => get::run(args)?,
+        Command::Link(args) => std::process::exit(link_cmd::run(*args)?),
     }
     Ok(())
 }

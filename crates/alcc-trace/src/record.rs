@@ -49,6 +49,27 @@ pub struct Recording {
 }
 
 impl Recording {
+    /// A recording from plain tuples: packets as `(bytes, sent µs, departed µs)` and the times of
+    /// opportunities of `opportunity_bytes` each (how the simulator hands over a run).
+    pub fn from_parts(
+        packets: impl IntoIterator<Item = (u64, u64, Option<u64>)>,
+        opportunity_times_us: impl IntoIterator<Item = u64>,
+        opportunity_bytes: u64,
+        propagation_delay_us: u64,
+    ) -> Recording {
+        Recording {
+            packets: packets
+                .into_iter()
+                .map(|(bytes, sent_us, departed_us)| PacketRecord { bytes, sent_us, departed_us })
+                .collect(),
+            opportunities: opportunity_times_us
+                .into_iter()
+                .map(|at_us| Opportunity { at_us, bytes: opportunity_bytes })
+                .collect(),
+            propagation_delay_us,
+        }
+    }
+
     /// The earliest and latest event time (sends, departures, opportunities), or `None` when
     /// the recording holds no event.
     pub fn span_us(&self) -> Option<(u64, u64)> {

@@ -73,16 +73,18 @@ pub struct SimResult {
 }
 
 impl SimResult {
-    /// Every packet as seen at the bottleneck: `(bytes, sent µs, departed µs)`, the departure
-    /// `None` for a packet dropped (at random or by the full queue) or still queued. With the
+    /// Every packet whose fate is known, as seen at the bottleneck: `(bytes, sent µs, departed
+    /// µs)`, the departure `None` for a packet dropped (at random or by the full queue). Packets
+    /// still queued when the run ended are left out rather than counted as lost. With the
     /// propagation delay this is everything a per-packet metrics tool needs.
     pub fn bottleneck_packets(&self) -> impl Iterator<Item = (u64, u64, Option<u64>)> + '_ {
-        self.packets.iter().map(|p| {
+        self.packets.iter().filter_map(|p| {
             let departed = match p.outcome {
+                Outcome::InFlight => return None,
                 Outcome::Delivered { departed, .. } => Some(departed.as_micros()),
-                _ => None,
+                Outcome::Dropped { .. } => None,
             };
-            (p.bytes, p.sent.as_micros(), departed)
+            Some((p.bytes, p.sent.as_micros(), departed))
         })
     }
 }

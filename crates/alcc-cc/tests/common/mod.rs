@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use alcc_cc::sim::{Capacity, Scenario, SimResult};
 use alcc_trace::metrics::{summarize, Summary};
-use alcc_trace::record::{Opportunity, PacketRecord, Recording};
+use alcc_trace::record::Recording;
 
 /// The reference link: 12 Mbit/s constant, 20 ms one-way, 1000-packet drop-tail, 60 s.
 pub fn reference_link() -> Scenario {
@@ -37,18 +37,12 @@ pub fn shared_trace_link(relative: &str) -> Option<Scenario> {
 
 /// The run as `alcc-trace` sees a link: packets at the bottleneck and its opportunities.
 pub fn recording(scenario: &Scenario, result: &SimResult) -> Recording {
-    Recording {
-        packets: result
-            .bottleneck_packets()
-            .map(|(bytes, sent_us, departed_us)| PacketRecord { bytes, sent_us, departed_us })
-            .collect(),
-        opportunities: result
-            .opportunities
-            .iter()
-            .map(|t| Opportunity { at_us: t.as_micros(), bytes: alcc_cc::sim::capacity::OPPORTUNITY_BYTES })
-            .collect(),
-        propagation_delay_us: scenario.one_way_delay.as_micros() as u64,
-    }
+    Recording::from_parts(
+        result.bottleneck_packets(),
+        result.opportunities.iter().map(|t| t.as_micros()),
+        alcc_cc::sim::capacity::OPPORTUNITY_BYTES,
+        scenario.one_way_delay.as_micros() as u64,
+    )
 }
 
 /// Runs `spec` on `scenario` and summarizes it.

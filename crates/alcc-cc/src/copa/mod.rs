@@ -1,0 +1,320 @@
+//! `copa`: Copa (Arun and Balakrishnan, "Copa: Practical Delay-Based Congestion Control for
+//! the Internet", NSDI 2018), as the reference genericCC "markovian" sender behaves
+//! (see ALGORITHMS.md).
+//!
+//! Copa steers the sending rate towards `1 / (delta x dq)` packets per unit of time, where `dq`
+//! is the queueing delay: the standing RTT minus the minimum RTT (section 2.1). As a window,
+//! the target is `RTTstanding / (delta x dq)` packets. On every ACK the window moves by
+//! `v / (delta x cwnd)` packets towards the target ([`velocity`]), packets are paced at
+//! `2 x cwnd / RTTstanding`, `delta` adapts in the competitive mode ([`mode`]) and heavy loss
+//! shrinks the window ([`loss`]).
+//!
+//! Choices where the reference leaves room, all deliberate:
+//! - An ACK for a chunk of `n` packets counts as `n` ACKs (the window moves `n` steps, slow
+//!   start adds `n`): kernel mode acknowledges MSS multiples.
+//! - The loss rule firing also ends slow start; otherwise the next ACK would undo it.
+//! - "No ACK for 2 s" is checked with a timer at last ACK + 2 s and again on the next ACK; the
+//!   reset forgets everything, RTT history included, as the reference's re-initialisation does.
+//! - Losses are the transport's ([`Controller::on_loss`]); the reference infers them from gaps.
+
+pub mod loss;
+pub mod mode;
+pub mod rtt;
+pub mod velocity;
+
+use std::time::Duration;
+
+use crate::controller::{Config, Controller};
+use crate::event::{AckSample, Decision, LossEvent, SentPacket};
+use crate::metrics::Metrics;
+use crate::spec::{Params, SpecError};
+use crate::time::Time;
+
+use self::loss::LossRule;
+use self::mode::{DeltaControl, Mode, ModePolicy};
+use self::rtt::RttHistory;
+use self::velocity::{RoundClock, Velocity};
+
+/// The window Copa starts with (and returns to on a reset), in packets.
+pub const INITIAL_CWND: f64 = 10.0;
+/// The window never goes below this many packets.
+pub const MIN_CWND: f64 = 2.0;
+/// ACKed packets before the window starts to move (the reference's warm-up).
+pub const WARMUP_PACKETS: u64 = 20;
+/// With no ACK for this long, Copa starts over.
+pub const RESET_AFTER: Duration = Duration::from_secs(2);
+/// The default `delta` (the paper and the ALCC experiments).
+pub const DEFAULT_DELTA: f64 = 0.5;
+/// Pacing sends this many windows per standing RTT (section 2.1: "pace packets at
+/// 2 x cwnd / RTTstanding" so that bursts do not inflate the standing RTT).
+pub const PACING_GAIN: f64 = 2.0;
+
+/// Per-packet window steps taken one by one for one ACK; the rest of a larger chunk moves
+/// the window in one scaled step.
+const MAX_EXACT_STEPS: u64 = 1024;
+
+/// Copa's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CopaParams {
+    /// `delta`: the weight of delay against throughput; smaller is more aggressive.
+    pub delta: f64,
+    /// Whether the competitive mode may be used.
+    pub policy: ModePolicy,
+}
+
+impl Default for CopaParams {
+    fn default() -> CopaParams {
+        CopaParams { delta: DEFAULT_DELTA, policy: ModePolicy::Auto }
+    }
+}
+
+/// The window target Copa moves towards, in packets: `RTTstanding / (delta x dq)` with
+/// `dq = RTTstanding - minRTT` (section 2.1); infinite when there is no queueing delay.
+pub fn target_window(standing_rtt: Duration, min_rtt: Duration, delta: f64) -> f64 {
+    let standing = standing_rtt.as_secs_f64();
+    let dq = standing - min_rtt.as_secs_f64();
+    if dq <= 0.0 {
+        f64::INFINITY
+    } else {
+        standing / (delta * dq)
+    }
+}
+
+/// One Copa flow.
+#[derive(Clone, Debug)]
+pub struct Copa {
+    mss: u64,
+    params: CopaParams,
+    cwnd: f64,
+    slow_start: bool,
+    acked_packets: u64,
+    last_ack: Option<Time>,
+    rtt: RttHistory,
+    round: RoundClock,
+    velocity: Velocity,
+    delta: DeltaControl,
+    loss: LossRule,
+    /// Standing RTT and target as of the last ACK, for pacing and metrics.
+    standing_rtt: Option<Duration>,
+    target: f64,
+}
+
+impl Copa {
+    /// A fresh flow.
+    pub fn new(params: CopaParams, config: &Config) -> Copa {
+        Copa {
+            mss: config.mss.max(1),
+            params,
+            cwnd: INITIAL_CWND,
+            slow_start: true,
+            acked_packets: 0,
+            last_ack: None,
+            rtt: RttHistory::new(),
+            round: RoundClock::new(),
+            velocity: Velocity::new(INITIAL_CWND),
+            delta: DeltaControl::new(params.policy, params.delta),
+            loss: LossRule::new(),
+            standing_rtt: None,
+            target: f64::INFINITY,
+        }
+    }
+
+    /// Builds from `delta=D` (default 0.5) and `mode=auto|default` (default `auto`).
+    pub fn from_params(params: &mut Params, config: &Config) -> Result<Copa, SpecError> {
+        let delta = params.take_f64("delta", DEFAULT_DELTA, 0.001, 10.0)?;
+        let policy = match params.take_choice("mode", "auto", &["auto", "default"])? {
+            "default" => ModePolicy::Default,
+            _ => ModePolicy::Auto,
+        };
+        Ok(Copa::new(CopaParams { delta, policy }, config))
+    }
+
+    /// The window in packets.
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// Whether Copa is in slow start.
+    pub fn in_slow_start(&self) -> bool {
+        self.slow_start
+    }
+
+    /// The current velocity.
+    pub fn velocity(&self) -> f64 {
+        self.velocity.value()
+    }
+
+    /// The current `delta`.
+    pub fn delta(&self) -> f64 {
+        self.delta.delta()
+    }
+
+    /// The current mode.
+    pub fn mode(&self) -> Mode {
+        self.delta.mode()
+    }
+
+    /// The window target as of the last ACK, in packets.
+    pub fn target(&self) -> f64 {
+        self.target
+    }
+
+    fn reset(&mut self) {
+        *self = Copa::new(self.params, &Config { mss: self.mss, seed: 0 });
+    }
+
+    fn packets(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.mss).max(1)
+    }
+
+    /// Moves the window for `packets` ACKed packets (section 2.1 and 2.2).
+    fn update_window(&mut self, packets: u64) {
+        let delta = self.delta.delta();
+        if self.slow_start {
+            if self.cwnd < self.target {
+                // Slow start: one packet per ACKed packet, doubling per RTT.
+                self.cwnd += packets as f64;
+            } else {
+                self.slow_start = false;
+                self.velocity = Velocity::new(self.cwnd);
+            }
+            return;
+        }
+        // One step per ACKed packet; a huge chunk takes its last steps as one scaled step.
+        let exact_steps = packets.min(MAX_EXACT_STEPS);
+        for _ in 0..exact_steps {
+            self.step(delta, 1.0);
+        }
+        if packets > exact_steps {
+            self.step(delta, (packets - exact_steps) as f64);
+        }
+    }
+
+    /// `cwnd +-= n x v / (delta x cwnd)` towards the target, never below [`MIN_CWND`].
+    fn step(&mut self, delta: f64, n: f64) {
+        let step = n * self.velocity.value() / (delta * self.cwnd);
+        if self.cwnd < self.target {
+            self.cwnd += step;
+        } else {
+            self.cwnd -= step;
+        }
+        self.cwnd = self.cwnd.max(MIN_CWND);
+    }
+
+    fn end_of_loss_period(&mut self, now: Time) {
+        let srtt = self.rtt.srtt().unwrap_or(RESET_AFTER);
+        if self.loss.end_of_period(now, srtt) {
+            self.cwnd = (self.cwnd * loss::DECREASE).max(MIN_CWND);
+            if self.slow_start {
+                self.slow_start = false;
+                self.velocity = Velocity::new(self.cwnd);
+            }
+        }
+    }
+}
+
+impl Controller for Copa {
+    fn name(&self) -> &'static str {
+        "copa"
+    }
+
+    fn on_sent(&mut self, _now: Time, _packet: &SentPacket) -> u64 {
+        0
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckSample) {
+        if self.last_ack.is_some_and(|last| now >= last + RESET_AFTER) {
+            self.reset();
+        }
+        self.last_ack = Some(now);
+        let packets = self.packets(ack.bytes);
+        self.rtt.on_sample(now, ack.rtt);
+        self.loss.on_ack(now, packets);
+        self.acked_packets = self.acked_packets.saturating_add(packets);
+        let (Some(srtt), Some(min_rtt), Some(standing)) =
+            (self.rtt.srtt(), self.rtt.min_rtt(), self.rtt.standing_rtt(now))
+        else {
+            return;
+        };
+        self.standing_rtt = Some(standing);
+        self.target = target_window(standing, min_rtt, self.delta.delta());
+        if self.acked_packets > WARMUP_PACKETS {
+            self.update_window(packets);
+        }
+        if self.round.tick(now, srtt) {
+            if !self.slow_start {
+                self.velocity.on_round(self.cwnd, self.delta.delta());
+            }
+            if let (Some(lo), Some(hi)) = (self.rtt.recent_min(now), self.rtt.recent_max(now)) {
+                self.delta.on_round(lo, hi, min_rtt);
+            }
+        }
+        self.end_of_loss_period(now);
+    }
+
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        let packets = self.packets(loss.bytes);
+        self.loss.on_loss(now, packets);
+        let srtt = self.rtt.srtt().unwrap_or_default();
+        self.delta.on_loss(now, srtt);
+        self.end_of_loss_period(now);
+    }
+
+    fn on_timer(&mut self, now: Time) {
+        if self.last_ack.is_some_and(|last| now >= last + RESET_AFTER) {
+            self.reset();
+        }
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        self.last_ack.map(|last| last + RESET_AFTER)
+    }
+
+    fn decision(&self) -> Decision {
+        Decision { window: self.window_bytes(), pacing_rate: self.pacing_rate() }
+    }
+
+    fn metrics(&self) -> Metrics {
+        let state = if self.slow_start {
+            "slow_start"
+        } else {
+            match self.delta.mode() {
+                Mode::Default => "default",
+                Mode::Competitive => "competitive",
+            }
+        };
+        Metrics {
+            pacing_rate: self.pacing_rate(),
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            extra: vec![
+                ("cwnd_packets", self.cwnd),
+                ("target_packets", self.target),
+                ("velocity", self.velocity.value()),
+                ("delta", self.delta.delta()),
+                ("standing_rtt_ms", self.standing_rtt.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)),
+            ],
+            ..Metrics::new(self.window_bytes(), state)
+        }
+    }
+}
+
+impl Copa {
+    fn window_bytes(&self) -> u64 {
+        // `as` saturates; cwnd is finite and at least MIN_CWND.
+        (self.cwnd * self.mss as f64) as u64
+    }
+
+    /// Pacing rate in bytes per second: 2 x cwnd / RTTstanding (section 2.1).
+    fn pacing_rate(&self) -> Option<u64> {
+        let standing = self.standing_rtt?.as_secs_f64();
+        if standing <= 0.0 {
+            return None;
+        }
+        let rate = PACING_GAIN * self.cwnd * self.mss as f64 / standing;
+        Some((rate as u64).max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,175 @@
+//! Copa's operating modes (Arun and Balakrishnan, NSDI 2018, section 4).
+//!
+//! In the default mode `delta` is fixed. Copa watches whether the bottleneck queue empties
+//! regularly, which it does when every flow sharing it is a Copa flow: over the last 4 x srtt,
+//! the smallest RTT must come within 10 % of the RTT range of the minimum RTT,
+//! `min4 <= minRTT + 0.1 x (max4 - minRTT)` (ALGORITHMS.md writes `<`; we take `<=` so that a
+//! perfectly flat RTT, an empty queue, does not count as a standing queue). When it does not (a buffer-filling flow shares the
+//! queue), Copa switches to the competitive mode, where `1/delta` grows by 1 each RTT without a
+//! loss and `delta` doubles on a loss (at most once per RTT), never above the default `delta`.
+//! Back in the default mode `delta` returns to its default.
+
+use std::time::Duration;
+
+use crate::time::Time;
+
+/// Whether Copa may leave the default mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModePolicy {
+    /// Always the default mode, `delta` fixed (`mode=default`).
+    Default,
+    /// Switch between default and competitive modes (`mode=auto`, as the reference runs).
+    Auto,
+}
+
+/// The mode Copa is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `delta` is its default.
+    Default,
+    /// `delta` adapts to compete with buffer-filling flows.
+    Competitive,
+}
+
+/// Fraction of the recent RTT range above the minimum RTT within which the queue counts as
+/// having emptied.
+pub const EMPTY_QUEUE_FRACTION: f64 = 0.1;
+
+/// The mode-detection test: did the queue empty during the last 4 x srtt?
+pub fn queue_emptied(recent_min: Duration, recent_max: Duration, min_rtt: Duration) -> bool {
+    let min = min_rtt.as_secs_f64();
+    let range = recent_max.as_secs_f64() - min;
+    // `<=` rather than `<`: with a perfectly flat RTT (range 0) the queue is empty, not full.
+    recent_min.as_secs_f64() <= min + EMPTY_QUEUE_FRACTION * range
+}
+
+/// The mode and the `delta` that goes with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeltaControl {
+    policy: ModePolicy,
+    default_delta: f64,
+    mode: Mode,
+    delta: f64,
+    lost_this_round: bool,
+    last_doubling: Option<Time>,
+}
+
+impl DeltaControl {
+    /// Default mode with `default_delta`.
+    pub fn new(policy: ModePolicy, default_delta: f64) -> DeltaControl {
+        DeltaControl {
+            policy,
+            default_delta,
+            mode: Mode::Default,
+            delta: default_delta,
+            lost_this_round: false,
+            last_doubling: None,
+        }
+    }
+
+    /// The current `delta`.
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+
+    /// The current mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Once per RTT: re-evaluates the mode from the RTT extremes of the last 4 x srtt.
+    pub fn on_round(&mut self, recent_min: Duration, recent_max: Duration, min_rtt: Duration) {
+        if self.policy == ModePolicy::Default {
+            return;
+        }
+        if queue_emptied(recent_min, recent_max, min_rtt) {
+            self.mode = Mode::Default;
+            self.delta = self.default_delta;
+        } else if self.mode == Mode::Default {
+            self.mode = Mode::Competitive;
+        } else if !self.lost_this_round {
+            // 1/delta <- 1/delta + 1: additive increase of aggressiveness.
+            self.delta = 1.0 / (1.0 / self.delta + 1.0);
+        }
+        self.lost_this_round = false;
+    }
+
+    /// A packet was lost; in the competitive mode `delta` doubles, at most once per `rtt`.
+    pub fn on_loss(&mut self, now: Time, rtt: Duration) {
+        self.lost_this_round = true;
+        if self.mode != Mode::Competitive {
+            return;
+        }
+        let may_double = self.last_doubling.is_none_or(|at| now >= at + rtt);
+        if may_double {
+            self.delta = (self.delta * 2.0).min(self.default_delta);
+            self.last_doubling = Some(now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn detects_whether_the_queue_emptied() {
+        // min 40, range 40..140: threshold 40 + 10 = 50.
+        assert!(queue_emptied(ms(49), ms(140), ms(40)));
+        assert!(queue_emptied(ms(50), ms(140), ms(40)));
+        assert!(!queue_emptied(ms(51), ms(140), ms(40)));
+        assert!(queue_emptied(ms(40), ms(40), ms(40)), "a flat RTT is an empty queue");
+        assert!(!queue_emptied(ms(90), ms(140), ms(40)));
+    }
+
+    #[test]
+    fn switches_to_competitive_and_back() {
+        let mut d = DeltaControl::new(ModePolicy::Auto, 0.5);
+        d.on_round(ms(45), ms(140), ms(40));
+        assert_eq!((d.mode(), d.delta()), (Mode::Default, 0.5));
+        d.on_round(ms(90), ms(140), ms(40));
+        assert_eq!((d.mode(), d.delta()), (Mode::Competitive, 0.5));
+        d.on_round(ms(90), ms(140), ms(40)); // 1/delta: 2 -> 3
+        assert!((d.delta() - 1.0 / 3.0).abs() < 1e-12);
+        d.on_round(ms(90), ms(140), ms(40)); // 3 -> 4
+        assert!((d.delta() - 0.25).abs() < 1e-12);
+        d.on_loss(Time::from_millis(1000), ms(100));
+        assert!((d.delta() - 0.5).abs() < 1e-12);
+        d.on_round(ms(90), ms(140), ms(40)); // a round with a loss: no increase
+        assert!((d.delta() - 0.5).abs() < 1e-12);
+        d.on_round(ms(90), ms(140), ms(40));
+        d.on_round(ms(90), ms(140), ms(40));
+        assert!((d.delta() - 0.25).abs() < 1e-12);
+        d.on_round(ms(41), ms(140), ms(40));
+        assert_eq!((d.mode(), d.delta()), (Mode::Default, 0.5));
+    }
+
+    #[test]
+    fn doubles_at_most_once_per_rtt_and_never_above_default() {
+        let mut d = DeltaControl::new(ModePolicy::Auto, 0.5);
+        d.on_round(ms(90), ms(140), ms(40));
+        for _ in 0..6 {
+            d.on_round(ms(90), ms(140), ms(40));
+        }
+        assert!((d.delta() - 0.125).abs() < 1e-12); // 1/delta = 8
+        d.on_loss(Time::from_millis(1000), ms(100));
+        d.on_loss(Time::from_millis(1050), ms(100));
+        assert!((d.delta() - 0.25).abs() < 1e-12);
+        d.on_loss(Time::from_millis(1100), ms(100));
+        assert!((d.delta() - 0.5).abs() < 1e-12);
+        d.on_loss(Time::from_millis(1300), ms(100));
+        assert!((d.delta() - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn fixed_policy_never_switches() {
+        let mut d = DeltaControl::new(ModePolicy::Default, 0.5);
+        d.on_round(ms(90), ms(140), ms(40));
+        d.on_loss(Time::from_millis(5), ms(100));
+        assert_eq!((d.mode(), d.delta()), (Mode::Default, 0.5));
+    }
+}

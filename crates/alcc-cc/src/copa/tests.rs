@@ -1,0 +1,224 @@
+//! Exact tests of Copa's update rules on crafted RTT histories, and property tests.
+
+use proptest::prelude::*;
+
+use super::velocity::Direction;
+use super::*;
+use crate::testing::{drive, ops};
+
+const MSS: u64 = 1000;
+
+/// A Copa flow fed by hand: ACKs of one packet with a chosen RTT at a chosen time.
+struct Flow {
+    copa: Copa,
+    seq: u64,
+}
+
+impl Flow {
+    fn new(params: CopaParams) -> Flow {
+        Flow { copa: Copa::new(params, &Config { mss: MSS, seed: 0 }), seq: 0 }
+    }
+
+    fn ack(&mut self, at_us: u64, rtt_ms: u64) {
+        let now = Time::from_micros(at_us);
+        let rtt = Duration::from_millis(rtt_ms);
+        let ack = AckSample {
+            seq: self.seq,
+            bytes: MSS,
+            sent_at: now.saturating_sub(rtt),
+            rtt,
+            bytes_in_flight: 0,
+            delivered: 0,
+            memo: 0,
+        };
+        self.seq += 1;
+        self.copa.on_ack(now, &ack);
+    }
+
+    fn lose(&mut self, at_us: u64) {
+        let loss = LossEvent { seq: self.seq, bytes: MSS, sent_at: Time::ZERO, bytes_in_flight: 0, memo: 0 };
+        self.seq += 1;
+        self.copa.on_loss(Time::from_micros(at_us), &loss);
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9 * b.abs().max(1.0)
+}
+
+#[test]
+fn target_window_formula() {
+    let ms = Duration::from_millis;
+    // dq = 50 - 40 = 10 ms: 50 / (0.5 x 10) = 10 packets.
+    assert!(close(target_window(ms(50), ms(40), 0.5), 10.0));
+    assert!(close(target_window(ms(140), ms(40), 0.1), 14.0));
+    assert_eq!(target_window(ms(40), ms(40), 0.5), f64::INFINITY);
+}
+
+#[test]
+fn target_follows_the_standing_and_minimum_rtt() {
+    let mut f = Flow::new(CopaParams::default());
+    // One 40 ms sample, then 50 ms samples every millisecond: min 40, standing 50.
+    f.ack(0, 40);
+    for i in 1..=10 {
+        f.ack(i * 1000, 50);
+    }
+    // A spike of 90 ms older than srtt / 2 does not count towards the standing RTT.
+    f.ack(11_000, 90);
+    for i in 12..=60 {
+        f.ack(i * 1000, 50);
+    }
+    assert_eq!(f.copa.rtt.min_rtt(), Some(Duration::from_millis(40)));
+    assert!(close(f.copa.target(), 10.0), "target {}", f.copa.target());
+    // Pacing: 2 x cwnd / RTTstanding, in bytes per second.
+    let expected = 2.0 * f.copa.cwnd() * MSS as f64 / 0.050;
+    let rate = f.copa.decision().pacing_rate.unwrap() as f64;
+    assert!((rate - expected).abs() <= 1.0, "{rate} vs {expected}");
+}
+
+#[test]
+fn slow_start_adds_one_packet_per_ack_after_warm_up_and_ends_at_the_target() {
+    let mut f = Flow::new(CopaParams::default());
+    for i in 0..WARMUP_PACKETS {
+        f.ack(i * 1000, 40);
+    }
+    assert_eq!(f.copa.cwnd(), INITIAL_CWND);
+    f.ack(20_000, 40);
+    assert_eq!(f.copa.cwnd(), INITIAL_CWND + 1.0);
+    f.ack(21_000, 40);
+    assert_eq!(f.copa.cwnd(), INITIAL_CWND + 2.0);
+    assert!(f.copa.in_slow_start());
+    // 30 ms later the queue has grown: standing 60, min 40, target 60 / (0.5 x 20) = 6 < 12.
+    f.ack(51_000, 60);
+    assert!(close(f.copa.target(), 6.0));
+    assert!(!f.copa.in_slow_start());
+    assert_eq!(f.copa.cwnd(), 12.0);
+    // Next ACK: cwnd -= v / (delta x cwnd) with v = 1.
+    f.ack(52_000, 60);
+    assert!(close(f.copa.cwnd(), 12.0 - 1.0 / (0.5 * 12.0)));
+}
+
+/// Ends slow start with the loss rule: 14 ACKs and 7 losses in the first 2 RTT.
+fn flow_out_of_slow_start(params: CopaParams) -> Flow {
+    let mut f = Flow::new(params);
+    for i in 0..14 {
+        f.ack(i * 1000, 40);
+    }
+    for i in 0..7 {
+        f.lose(14_000 + i * 1000);
+    }
+    assert_eq!(f.copa.cwnd(), INITIAL_CWND);
+    f
+}
+
+#[test]
+fn loss_rule_multiplies_by_point_seven_every_two_rtt() {
+    let mut f = flow_out_of_slow_start(CopaParams::default());
+    // srtt is 40 ms; the period that started at t = 0 ends at the first event at 80 ms.
+    f.ack(79_000, 40);
+    assert_eq!(f.copa.cwnd(), INITIAL_CWND);
+    f.ack(80_000, 40);
+    assert!(close(f.copa.cwnd(), 7.0), "{}", f.copa.cwnd());
+    assert!(!f.copa.in_slow_start());
+    // The next period has no loss: no further decrease from the rule.
+    let before = f.copa.cwnd();
+    f.ack(160_000, 40);
+    assert!(f.copa.cwnd() >= before);
+}
+
+#[test]
+fn velocity_doubles_each_rtt_in_one_direction_and_resets_on_a_turn() {
+    let mut f = flow_out_of_slow_start(CopaParams { delta: 0.5, policy: ModePolicy::Default });
+    f.ack(80_000, 40); // loss rule: cwnd 7, rounds tick every 40 ms from t = 0
+    let mut t = 80_000;
+    let mut seen = Vec::new();
+    // Constant RTT: no queueing delay, target infinite, the window only grows.
+    for _ in 0..5 {
+        for _ in 0..40 {
+            t += 1000;
+            f.ack(t, 40);
+        }
+        seen.push(f.copa.velocity());
+    }
+    // Round at 80 ms: new velocity after slow start, first direction Up: v = 1; then doubling,
+    // capped by halving whenever v > cwnd x delta.
+    assert_eq!(seen[0], 1.0, "{seen:?}");
+    assert_eq!(seen[1], 2.0, "{seen:?}");
+    assert_eq!(seen[2], 4.0, "{seen:?}");
+    assert!(seen[3] >= 4.0 && seen[3] <= f.copa.cwnd() * 0.5 * 2.0, "{seen:?}");
+    // The queue builds: RTT 100 ms against a 40 ms minimum, target < cwnd: the window turns
+    // down, and at the first round that sees it go down the velocity returns to 1.
+    assert_eq!(f.copa.velocity.direction(), Direction::Up);
+    let cwnd = f.copa.cwnd();
+    let mut turned = None;
+    for _ in 0..400 {
+        t += 1000;
+        f.ack(t, 100);
+        if turned.is_none() && f.copa.velocity.direction() == Direction::Down {
+            turned = Some(f.copa.velocity());
+        }
+    }
+    assert_eq!(turned, Some(1.0));
+    assert!(f.copa.cwnd() < cwnd);
+}
+
+#[test]
+fn competitive_mode_when_the_queue_never_empties() {
+    let mut f = Flow::new(CopaParams::default());
+    f.ack(0, 40);
+    let mut t = 0;
+    // RTT oscillating between 140 and 150 ms: the minimum over 4 x srtt stays far above 40.
+    for i in 0..2_000u64 {
+        t += 1000;
+        f.ack(t, 140 + (i % 11));
+    }
+    assert_eq!(f.copa.mode(), Mode::Competitive);
+    assert!(f.copa.delta() < DEFAULT_DELTA);
+    assert_eq!(f.copa.metrics().state, "competitive");
+    // The RTT returns to the minimum: default mode, default delta.
+    for _ in 0..1_000 {
+        t += 1000;
+        f.ack(t, 40);
+    }
+    assert_eq!(f.copa.mode(), Mode::Default);
+    assert_eq!(f.copa.delta(), DEFAULT_DELTA);
+}
+
+#[test]
+fn resets_after_two_seconds_without_ack() {
+    let mut f = flow_out_of_slow_start(CopaParams::default());
+    f.ack(80_000, 40);
+    assert!(close(f.copa.cwnd(), 7.0));
+    assert_eq!(f.copa.next_timer(), Some(Time::from_micros(2_080_000)));
+    f.copa.on_timer(Time::from_micros(2_079_999));
+    assert!(close(f.copa.cwnd(), 7.0));
+    f.copa.on_timer(Time::from_micros(2_080_000));
+    assert_eq!(f.copa.cwnd(), INITIAL_CWND);
+    assert!(f.copa.in_slow_start());
+    assert_eq!(f.copa.next_timer(), None);
+    assert_eq!(f.copa.rtt.srtt(), None);
+}
+
+#[test]
+fn parses_parameters() {
+    let mut p = Params::parse("copa:delta=0.1,mode=default").unwrap();
+    let c = Copa::from_params(&mut p, &Config::default()).unwrap();
+    p.finish().unwrap();
+    assert_eq!(c.params, CopaParams { delta: 0.1, policy: ModePolicy::Default });
+    let mut p = Params::parse("copa:mode=fast").unwrap();
+    assert!(Copa::from_params(&mut p, &Config::default()).is_err());
+    let c = Copa::new(CopaParams::default(), &Config { mss: 1448, seed: 0 });
+    assert_eq!(c.decision(), Decision { window: 14_480, pacing_rate: None });
+}
+
+proptest! {
+    #[test]
+    fn random_events_keep_the_invariants(ops in ops(), delta in 0.01f64..2.0, auto in any::<bool>()) {
+        let policy = if auto { ModePolicy::Auto } else { ModePolicy::Default };
+        let mut copa = Copa::new(CopaParams { delta, policy }, &Config { mss: 1448, seed: 0 });
+        drive(&mut copa, &ops, 2 * 1448)?;
+        prop_assert!(copa.cwnd().is_finite() && copa.cwnd() >= MIN_CWND);
+        prop_assert!(copa.velocity() >= 1.0);
+        prop_assert!(copa.delta() > 0.0 && copa.delta() <= delta);
+    }
+}

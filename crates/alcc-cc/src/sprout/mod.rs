@@ -1,0 +1,39 @@
+//! Sprout (Winstein, Sivaraman and Balakrishnan, "Stochastic Forecasts Achieve High Throughput
+//! and Low Delay over Cellular Networks", NSDI 2013).
+//!
+//! Sprout's model lives at the receiver. Every 20 ms tick the receiver updates a Bayesian
+//! belief about the link's delivery rate λ (section 3.1 to 3.3 of the paper) and forecasts, with
+//! 95 % confidence, how many packets the link will deliver over each of the next 8 ticks
+//! (section 3.4). The forecast travels back to the sender, which keeps the packets it believes
+//! are queued in the network within what the link will deliver in the next 100 ms (section 3.5).
+//!
+//! | module | what it is |
+//! | --- | --- |
+//! | [`bins`] | the 256 rate bins on [0, 1000] packets/s and the model's constants |
+//! | [`kernel`] | the one-tick Brownian-motion transition of the rate, with the outage bin |
+//! | [`belief`] | the receiver's posterior over the rate: evolve and observe |
+//! | [`forecaster`] | per-rate delivery tables and the 5th-percentile cumulative forecast |
+//! | [`params`] | the run-time parameters (`target`, `confidence`, `clock`) |
+//! | [`receiver`] | [`SproutReceiver`]: counts arrivals per tick, runs the model, emits reports |
+//! | [`sender`] | [`SproutSender`]: the queue estimate and the window from a forecast |
+//!
+//! Differences from the reference implementation are decisions, documented where they are
+//! made; the main ones: one packet size ([`Config::mss`](crate::Config::mss)) is used for every
+//! byte/packet conversion (the reference mixes 1400- and 1440-byte units), and the sender's
+//! queue estimate subtracts the forecast's delivery for each elapsed tick once (the reference
+//! subtracts a cumulative count per tick). And by default the sender counts a forecast's
+//! elapsed ticks from its estimated creation rather than its arrival ([`ForecastClock`]).
+
+pub mod belief;
+pub mod bins;
+pub mod forecaster;
+pub mod kernel;
+pub mod params;
+pub mod receiver;
+pub mod sender;
+
+pub use belief::RateBelief;
+pub use forecaster::ForecastTables;
+pub use params::{ForecastClock, SproutParams};
+pub use receiver::SproutReceiver;
+pub use sender::SproutSender;

@@ -1,0 +1,291 @@
+//! [`SproutReceiver`]: the receiver half of Sprout, which observes arrivals and forecasts.
+//!
+//! Ticks are 20 ms long and start at the first arrival. At the end of each tick (Winstein et
+//! al., NSDI 2013, sections 3.1 to 3.4):
+//! 1. the rate belief evolves by one Brownian step;
+//! 2. it observes `k` = the tick's bytes divided by the packet size, rounded, and at least 1
+//!    if anything arrived; the observation is skipped when nothing arrived and the sender had
+//!    announced (with [`SenderHint::time_to_next`](crate::SenderHint)) that it would be idle
+//!    during part of the tick, so that idleness is not taken for an outage;
+//! 3. the forecast of 8 cumulative counts is recomputed.
+//!
+//! A report is emitted at the end of a tick when the forecast changed or when bytes were
+//! received or counted lost since the previous report (so at every tick while data flows, and
+//! the sender's queue estimate is never more than one tick behind).
+//!
+//! Bytes "received or lost": every arriving packet counts its bytes; a jump in sequence numbers
+//! counts each skipped number as one lost packet of the packet size. A packet arriving below
+//! the highest sequence number seen (late, or duplicated) was already counted and is not
+//! counted again, though it does count as an arrival of its tick.
+
+use std::time::Duration;
+
+use super::belief::RateBelief;
+use super::bins::{HORIZON_TICKS, TICK};
+use super::forecaster::ForecastTables;
+use super::params::SproutParams;
+use crate::controller::{Config, ReceiverModel};
+use crate::event::{Arrival, Forecast, ReceiverReport};
+use crate::time::Time;
+
+/// After a silence longer than this many ticks, the model catches up this many ticks and then
+/// jumps to the present (a sleeping receiver must not spin through hours of ticks). 250 ticks
+/// (5 s) take an uninformed belief to its long-run shape anyway.
+const MAX_CATCH_UP_TICKS: u64 = 250;
+
+/// The receiver half of Sprout: a [`ReceiverModel`].
+#[derive(Debug)]
+pub struct SproutReceiver {
+    params: SproutParams,
+    packet_bytes: u64,
+    tables: &'static ForecastTables,
+    belief: RateBelief,
+    /// End of the current tick; `None` until the first arrival.
+    tick_end: Option<Time>,
+    bytes_this_tick: u64,
+    received_or_lost: u64,
+    highest_seq: Option<u64>,
+    /// The sender announced it would not send before this time.
+    idle_until: Option<Time>,
+    counts: [u32; HORIZON_TICKS],
+    reported: Option<([u32; HORIZON_TICKS], u64)>,
+    pending: Option<Forecast>,
+    ticks: u64,
+}
+
+impl SproutReceiver {
+    /// A receiver with packets of `config.mss` bytes.
+    pub fn new(params: SproutParams, config: &Config) -> SproutReceiver {
+        SproutReceiver {
+            params,
+            packet_bytes: config.mss.max(1),
+            tables: ForecastTables::get(),
+            belief: RateBelief::uniform(),
+            tick_end: None,
+            bytes_this_tick: 0,
+            received_or_lost: 0,
+            highest_seq: None,
+            idle_until: None,
+            counts: [0; HORIZON_TICKS],
+            reported: None,
+            pending: None,
+            ticks: 0,
+        }
+    }
+
+    /// The current belief about the link rate.
+    pub fn belief(&self) -> &RateBelief {
+        &self.belief
+    }
+
+    /// The latest forecast: cumulative packets deliverable by the end of tick 1..=8.
+    pub fn counts(&self) -> [u32; HORIZON_TICKS] {
+        self.counts
+    }
+
+    /// Bytes received or counted lost so far.
+    pub fn received_or_lost(&self) -> u64 {
+        self.received_or_lost
+    }
+
+    /// Ticks the model has run.
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
+    /// Runs every tick that ended at or before `now`.
+    fn advance_to(&mut self, now: Time) {
+        let Some(mut end) = self.tick_end else { return };
+        let mut run = 0;
+        while end <= now {
+            if run == MAX_CATCH_UP_TICKS {
+                // Skip the remaining silent ticks, keeping the tick phase.
+                let tick_us = TICK.as_micros() as u64;
+                let behind = (now.as_micros() - end.as_micros()) / tick_us;
+                end += Duration::from_micros(behind * tick_us);
+                if end <= now {
+                    end += TICK;
+                }
+                break;
+            }
+            self.close_tick(end);
+            end += TICK;
+            run += 1;
+        }
+        self.tick_end = Some(end);
+    }
+
+    fn close_tick(&mut self, end: Time) {
+        let start = end.saturating_sub(TICK);
+        let count = if self.bytes_this_tick == 0 {
+            0
+        } else {
+            let rounded = (self.bytes_this_tick + self.packet_bytes / 2) / self.packet_bytes;
+            u32::try_from(rounded.max(1)).unwrap_or(u32::MAX)
+        };
+        self.belief.evolve();
+        let announced_idle = self.idle_until.is_some_and(|until| until > start);
+        if !(count == 0 && announced_idle) {
+            self.belief.observe(count);
+        }
+        self.counts = self.tables.forecast(&self.belief, self.params.quantile);
+        self.bytes_this_tick = 0;
+        self.ticks += 1;
+        let state = (self.counts, self.received_or_lost);
+        let changed = match self.reported {
+            None => true,
+            Some((counts, rol)) => counts != self.counts || rol != self.received_or_lost,
+        };
+        if changed {
+            self.reported = Some(state);
+            self.pending = Some(Forecast {
+                received_or_lost_bytes: self.received_or_lost,
+                receiver_time: end,
+                tick: TICK,
+                counts: self.counts.to_vec(),
+                packet_bytes: u32::try_from(self.packet_bytes).unwrap_or(u32::MAX),
+            });
+        }
+    }
+}
+
+impl ReceiverModel for SproutReceiver {
+    fn name(&self) -> &'static str {
+        "sprout"
+    }
+
+    fn on_arrival(&mut self, now: Time, arrival: &Arrival) {
+        self.advance_to(now);
+        if self.tick_end.is_none() {
+            self.tick_end = Some(now + TICK);
+        }
+        self.bytes_this_tick = self.bytes_this_tick.saturating_add(arrival.bytes);
+        match self.highest_seq {
+            Some(highest) if arrival.seq <= highest => {}
+            Some(highest) => {
+                let skipped = arrival.seq - highest - 1;
+                self.received_or_lost = self
+                    .received_or_lost
+                    .saturating_add(skipped.saturating_mul(self.packet_bytes))
+                    .saturating_add(arrival.bytes);
+                self.highest_seq = Some(arrival.seq);
+            }
+            None => {
+                self.received_or_lost = self.received_or_lost.saturating_add(arrival.bytes);
+                self.highest_seq = Some(arrival.seq);
+            }
+        }
+        self.idle_until = Some(now + arrival.hint.time_to_next.unwrap_or(Duration::ZERO));
+    }
+
+    fn on_timer(&mut self, now: Time) {
+        self.advance_to(now);
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        self.tick_end
+    }
+
+    fn take_report(&mut self, _now: Time) -> Option<ReceiverReport> {
+        self.pending.take().map(ReceiverReport::Forecast)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::SenderHint;
+
+    const MSS: u64 = 1500;
+
+    fn receiver() -> SproutReceiver {
+        SproutReceiver::new(SproutParams::default(), &Config { mss: MSS, seed: 0 })
+    }
+
+    fn arrive(r: &mut SproutReceiver, at_us: u64, seq: u64, idle: Option<Duration>) {
+        r.on_arrival(
+            Time::from_micros(at_us),
+            &Arrival { seq, bytes: MSS, hint: SenderHint { time_to_next: idle } },
+        );
+    }
+
+    fn forecast(r: &mut SproutReceiver, now: Time) -> Option<Forecast> {
+        r.take_report(now).map(|ReceiverReport::Forecast(f)| f)
+    }
+
+    #[test]
+    fn ticks_start_at_first_arrival_and_report_each_tick_with_data() {
+        let mut r = receiver();
+        assert_eq!(r.next_timer(), None);
+        let mut seq = 0;
+        // 10 packets per 20 ms tick (500 packets/s) for 2 s.
+        for tick in 0..100u64 {
+            for i in 0..10 {
+                arrive(&mut r, 1_000 + tick * 20_000 + i * 2_000, seq, None);
+                seq += 1;
+            }
+            let end = r.next_timer().unwrap();
+            assert_eq!(end.as_micros(), 1_000 + (tick + 1) * 20_000);
+            r.on_timer(end);
+            let f = forecast(&mut r, end).expect("data flowed: a report every tick");
+            assert_eq!(f.receiver_time, end);
+            assert_eq!(f.received_or_lost_bytes, seq * MSS);
+            assert_eq!(f.packet_bytes as u64, MSS);
+            assert_eq!(f.counts.len(), HORIZON_TICKS);
+            assert!(r.take_report(end).is_none(), "taken once");
+        }
+        assert_eq!(r.ticks(), 100);
+        assert!((r.belief().mean() - 500.0).abs() < 15.0, "mean {}", r.belief().mean());
+        // The forecast of 5 ticks ahead is the hand-calculated 5th percentile, about 34.
+        assert!((30..=38).contains(&r.counts()[4]), "{:?}", r.counts());
+    }
+
+    #[test]
+    fn gaps_in_sequence_count_as_lost_and_late_packets_not_twice() {
+        let mut r = receiver();
+        arrive(&mut r, 0, 0, None);
+        arrive(&mut r, 100, 3, None); // 1 and 2 lost
+        assert_eq!(r.received_or_lost(), 4 * MSS);
+        arrive(&mut r, 200, 2, None); // late
+        assert_eq!(r.received_or_lost(), 4 * MSS);
+        arrive(&mut r, 300, 4, None);
+        assert_eq!(r.received_or_lost(), 5 * MSS);
+    }
+
+    #[test]
+    fn silence_is_an_outage_unless_the_sender_announced_idleness() {
+        // Both receivers see 1 s of steady 500 packets/s, then nothing for 200 ms.
+        let mut outage = receiver();
+        let mut idle = receiver();
+        let mut seq = 0;
+        for tick in 0..50u64 {
+            for i in 0..10 {
+                let last = tick == 49 && i == 9;
+                arrive(&mut outage, tick * 20_000 + i * 2_000, seq, None);
+                arrive(&mut idle, tick * 20_000 + i * 2_000, seq, last.then(|| Duration::from_millis(500)));
+                seq += 1;
+            }
+        }
+        let later = Time::from_millis(1_200);
+        outage.on_timer(later);
+        idle.on_timer(later);
+        assert_eq!(outage.ticks(), idle.ticks());
+        // Ten silent ticks: the mean falls about 0.02 × variance per tick and the outage bin
+        // takes most of the mass; the forecast drops to nothing.
+        assert!(outage.belief().outage_probability() > 0.5, "{}", outage.belief().outage_probability());
+        assert_eq!(outage.counts(), [0; HORIZON_TICKS]);
+        assert!(idle.belief().outage_probability() < 1e-6);
+        assert!(idle.counts()[4] > 20, "idle sender keeps its forecast: {:?}", idle.counts());
+    }
+
+    #[test]
+    fn long_silence_is_caught_up_in_bounded_work() {
+        let mut r = receiver();
+        arrive(&mut r, 0, 0, None);
+        r.on_timer(Time::from_millis(3_600_000));
+        assert_eq!(r.ticks(), MAX_CATCH_UP_TICKS);
+        let next = r.next_timer().unwrap();
+        assert!(next > Time::from_millis(3_600_000) && next <= Time::from_millis(3_600_020), "{next}");
+        assert_eq!(next.as_micros() % 20_000, 0, "tick phase kept");
+    }
+}

@@ -1,0 +1,65 @@
+//! Copa on the simulator: the targets on the reference link and on a synthetic
+//! cellular trace.
+
+mod common;
+
+/// 12 Mbit/s, 20 ms one way, 1000-packet drop-tail, 60 s: Copa keeps p95 one-way delay within
+/// 30 ms of the propagation delay at >= 85 % utilization.
+#[test]
+fn reference_link_low_delay_high_utilization() {
+    let s = common::reference_link();
+    let sum = common::run(&s, "copa");
+    assert!(sum.utilization >= 0.85, "{sum:?}");
+    assert!(common::p95(&sum) < common::PROPAGATION_MS + 30.0, "{sum:?}");
+}
+
+/// The fixed-delta mode behaves the same on a link Copa has to itself.
+#[test]
+fn reference_link_default_mode_only() {
+    let s = common::reference_link();
+    let sum = common::run(&s, "copa:mode=default");
+    assert!(sum.utilization >= 0.85, "{sum:?}");
+    assert!(common::p95(&sum) < common::PROPAGATION_MS + 30.0, "{sum:?}");
+}
+
+/// On the synthetic cellular trace, Copa has at least 4x lower p95 delay than CUBIC at
+/// >= 70 % of CUBIC's throughput.
+#[test]
+fn cellular_trace_beats_cubic_on_delay() {
+    for seed in [1, 2] {
+        let s = common::cellular_link(seed);
+        let copa = common::run(&s, "copa");
+        let cubic = common::run(&s, "cubic");
+        assert!(copa.throughput_mbps >= 0.7 * cubic.throughput_mbps, "seed {seed}: {copa:?} vs {cubic:?}");
+        assert!(common::p95(&copa) * 4.0 <= common::p95(&cubic), "seed {seed}: {copa:?} vs {cubic:?}");
+    }
+}
+
+/// The same comparison on recorded LTE traces of `$ALCC_TRACE_DIR` (skipped when absent).
+#[test]
+fn recorded_lte_traces_beat_cubic_on_delay() {
+    for trace in [
+        "indigo/Verizon-LTE-driving-60s.down",
+        "mahimahi/TMobile-LTE-short.down",
+        "mahimahi/Verizon-LTE-short.down",
+    ] {
+        let Some(s) = common::shared_trace_link(trace) else {
+            continue;
+        };
+        let copa = common::run(&s, "copa");
+        let cubic = common::run(&s, "cubic");
+        assert!(copa.throughput_mbps >= 0.7 * cubic.throughput_mbps, "{trace}: {copa:?} vs {cubic:?}");
+        assert!(common::p95(&copa) * 4.0 <= common::p95(&cubic), "{trace}: {copa:?} vs {cubic:?}");
+    }
+}
+
+/// Copa reacts to delay, not to random loss: with 1 % Bernoulli loss on the reference link it
+/// keeps >= 85 % utilization and its low delay (its loss rule needs > 30 % loss in 2 RTT).
+#[test]
+fn random_loss_keeps_utilization() {
+    let mut s = common::reference_link();
+    s.loss = 0.01;
+    let sum = common::run(&s, "copa");
+    assert!(sum.utilization >= 0.85, "{sum:?}");
+    assert!(common::p95(&sum) < common::PROPAGATION_MS + 30.0, "{sum:?}");
+}

@@ -1,0 +1,76 @@
+/*
+ * alcc.h - application-layer congestion control, C ABI (libalcc.so / libalcc.a).
+ *
+ * Drop-in replacements for the socket calls of a TCP sender: a socket accepted with
+ * alcc_accept() or connected with alcc_connect() sends through a user-space congestion
+ * controller that lets bytes into the kernel only as fast as it allows. Same arguments and
+ * return values as accept(2), connect(2), send(2), recv(2) and close(2); errors are -1 with
+ * errno set. Use alcc_send/alcc_recv/alcc_close (not send/recv/close) on these descriptors.
+ *
+ * The controller and kernel congestion control come from alcc_set_cc(), set on a listening
+ * socket (for the connections it accepts later), on an unconnected socket (before
+ * alcc_connect) or on an alcc connection (from now on). Without it, the environment
+ * variables ALCC_CC (default "fixed", an unbounded window) and ALCC_UNDERLAY (default
+ * "cubic") decide.
+ *
+ * Kept in sync by hand with crates/alcc-ffi/src/lib.rs.
+ */
+#ifndef ALCC_H
+#define ALCC_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What one connection is doing; filled by alcc_get_info(). */
+struct alcc_info {
+    uint64_t window;            /* controller window, bytes (UINT64_MAX: unbounded) */
+    uint64_t pacing_rate;       /* controller pacing rate, bytes/s (0: not paced) */
+    uint64_t bytes_in_flight;   /* written to the kernel, not yet acknowledged */
+    uint64_t max_bytes_in_flight; /* the largest bytes_in_flight seen after a write */
+    uint64_t queued;            /* waiting in alcc's send queue */
+    uint64_t bytes_written;     /* handed to the kernel so far */
+    uint64_t bytes_acked;       /* acknowledged by the peer so far */
+    uint64_t losses;            /* loss events given to the controller */
+    uint64_t srtt_us;           /* controller's smoothed RTT, us (0: unknown) */
+    uint64_t min_rtt_us;        /* controller's minimum RTT, us (0: unknown) */
+    uint64_t kernel_cwnd;       /* kernel congestion window, bytes */
+    uint64_t kernel_delivery_rate; /* kernel delivery-rate estimate, bytes/s */
+    uint32_t kernel_rtt_us;     /* kernel smoothed RTT, us */
+    uint32_t kernel_min_rtt_us; /* kernel minimum RTT, us */
+    uint32_t kernel_notsent;    /* bytes in the kernel not yet sent */
+    uint32_t kernel_total_retrans; /* segments the kernel retransmitted */
+    char controller[64];        /* controller spec, NUL-terminated ("none": plain TCP) */
+    char underlay[16];          /* kernel congestion control, NUL-terminated */
+};
+
+/* accept(2) on a listening socket; the new connection runs under alcc. */
+int alcc_accept(int sockfd, struct sockaddr *addr, socklen_t *addrlen);
+/* connect(2) (blocking); the connection then runs under alcc. If connect succeeds but alcc
+ * cannot take the socket over (a refused controller or underlay), the socket is closed. */
+int alcc_connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen);
+/* send(2): queues bytes; blocks while alcc's queue is full unless flags has MSG_DONTWAIT
+ * (then -1/EAGAIN). Other flags are ignored. */
+ssize_t alcc_send(int sockfd, const void *buf, size_t len, int flags);
+/* recv(2); MSG_DONTWAIT is honoured, other flags are ignored. */
+ssize_t alcc_recv(int sockfd, void *buf, size_t len, int flags);
+/* close(2): flushes everything queued, sends the FIN, waits until it is all acknowledged
+ * (at most ALCC_CLOSE_TIMEOUT seconds if set), then closes. -1/ECONNRESET etc. if the
+ * peer reset the connection or the flush failed; the descriptor is closed either way. */
+int alcc_close(int fd);
+/* Chooses the controller ("copa:delta=0.5", "fixed:window=20", "none") and, unless
+ * underlay is NULL, the kernel congestion control ("cubic", "reno", "bbr"). -1/EINVAL for
+ * an unknown or malformed spec, -1/ENOENT for an underlay the kernel refuses. */
+int alcc_set_cc(int fd, const char *spec, const char *underlay);
+/* Fills *info for an alcc connection. -1/EBADF if fd is not one. */
+int alcc_get_info(int fd, struct alcc_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ALCC_H */

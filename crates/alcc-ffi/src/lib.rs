@@ -1,0 +1,204 @@
+//! The C ABI of alcc: `libalcc.so`/`libalcc.a` and `include/alcc.h`.
+//!
+//! Drop-in calls in the spirit of the ALCC paper: `alcc_accept`, `alcc_connect`,
+//! `alcc_send`, `alcc_recv`, `alcc_close` take the arguments of the socket calls they
+//! replace and return -1 with `errno` on failure; `alcc_set_cc` picks the controller and the
+//! kernel congestion control, `alcc_get_info` reads a connection's state. The exported
+//! functions and every pointer they touch live in [`sys`]; this module keeps the table of
+//! connections by descriptor and does the work in safe Rust. No panic crosses the boundary.
+#![warn(missing_docs)]
+
+pub mod sys;
+
+use std::collections::HashMap;
+use std::io;
+use std::net::TcpStream;
+use std::os::fd::RawFd;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use engine::{AlccStream, FlowInfo, Options};
+
+/// `struct alcc_info` of `alcc.h`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+#[allow(missing_docs)]
+pub struct CInfo {
+    pub window: u64,
+    pub pacing_rate: u64,
+    pub bytes_in_flight: u64,
+    pub max_bytes_in_flight: u64,
+    pub queued: u64,
+    pub bytes_written: u64,
+    pub bytes_acked: u64,
+    pub losses: u64,
+    pub srtt_us: u64,
+    pub min_rtt_us: u64,
+    pub kernel_cwnd: u64,
+    pub kernel_delivery_rate: u64,
+    pub kernel_rtt_us: u32,
+    pub kernel_min_rtt_us: u32,
+    pub kernel_notsent: u32,
+    pub kernel_total_retrans: u32,
+    pub controller: [u8; 64],
+    pub underlay: [u8; 16],
+}
+
+fn c_string<const N: usize>(s: &str) -> [u8; N] {
+    let mut out = [0u8; N];
+    let n = s.len().min(N - 1);
+    out[..n].copy_from_slice(&s.as_bytes()[..n]);
+    out
+}
+
+impl From<&FlowInfo> for CInfo {
+    fn from(i: &FlowInfo) -> CInfo {
+        let m = i.metrics.as_ref();
+        let us = |d: Option<Duration>| d.map_or(0, |d| d.as_micros() as u64);
+        CInfo {
+            window: i.window,
+            pacing_rate: i.pacing_rate.unwrap_or(0),
+            bytes_in_flight: i.bytes_in_flight,
+            max_bytes_in_flight: i.max_bytes_in_flight,
+            queued: i.queued,
+            bytes_written: i.bytes_written,
+            bytes_acked: i.bytes_acked,
+            losses: i.losses,
+            srtt_us: us(m.and_then(|m| m.srtt)),
+            min_rtt_us: us(m.and_then(|m| m.min_rtt)),
+            kernel_cwnd: i.kernel_cwnd,
+            kernel_delivery_rate: i.kernel_delivery_rate,
+            kernel_rtt_us: i.kernel_rtt_us,
+            kernel_min_rtt_us: i.kernel_min_rtt_us,
+            kernel_notsent: i.kernel_notsent,
+            kernel_total_retrans: i.kernel_total_retrans,
+            controller: c_string(&i.controller),
+            underlay: c_string(&i.underlay),
+        }
+    }
+}
+
+/// An errno value.
+pub type Errno = libc::c_int;
+
+/// The errno for an I/O error (engine errors carry a kind, not always an OS code).
+pub fn errno_of(e: &io::Error) -> Errno {
+    if let Some(code) = e.raw_os_error() {
+        return code;
+    }
+    use io::ErrorKind as K;
+    match e.kind() {
+        K::WouldBlock => libc::EAGAIN,
+        K::TimedOut => libc::ETIMEDOUT,
+        K::BrokenPipe => libc::EPIPE,
+        K::ConnectionReset => libc::ECONNRESET,
+        K::ConnectionAborted => libc::ECONNABORTED,
+        K::NotConnected => libc::ENOTCONN,
+        K::InvalidInput => libc::EINVAL,
+        K::NotFound => libc::ENOENT,
+        K::Interrupted => libc::EINTR,
+        _ => libc::EIO,
+    }
+}
+
+#[derive(Default)]
+struct Table {
+    /// Connections running under alcc, by descriptor.
+    conns: HashMap<RawFd, Arc<AlccStream>>,
+    /// Choices made with `alcc_set_cc` on listening or not yet connected sockets.
+    pending: HashMap<RawFd, (String, String)>,
+}
+
+fn table() -> MutexGuard<'static, Table> {
+    static TABLE: OnceLock<Mutex<Table>> = OnceLock::new();
+    TABLE.get_or_init(Mutex::default).lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn env_options() -> Options {
+    let cc = std::env::var("ALCC_CC").unwrap_or_else(|_| "fixed".into());
+    let underlay = std::env::var("ALCC_UNDERLAY").unwrap_or_else(|_| "cubic".into());
+    Options::with_cc(&cc).underlay(&underlay)
+}
+
+fn options_for(fd: RawFd) -> Options {
+    match table().pending.get(&fd) {
+        Some((cc, underlay)) => Options::with_cc(cc).underlay(underlay),
+        None => env_options(),
+    }
+}
+
+fn conn(fd: RawFd) -> Result<Arc<AlccStream>, Errno> {
+    table().conns.get(&fd).cloned().ok_or(libc::EBADF)
+}
+
+/// Puts the connected socket `tcp` (descriptor `fd`) under alcc with the options chosen for
+/// `chosen_on`.
+pub fn adopt(fd: RawFd, tcp: TcpStream, chosen_on: RawFd) -> Result<(), Errno> {
+    let options = options_for(chosen_on);
+    let stream = AlccStream::from_tcp(tcp, &options).map_err(|e| errno_of(&io::Error::from(e)))?;
+    let mut t = table();
+    t.pending.remove(&fd);
+    t.conns.insert(fd, Arc::new(stream));
+    Ok(())
+}
+
+/// `alcc_send` on a connection.
+pub fn send(fd: RawFd, buf: &[u8], flags: libc::c_int) -> Result<usize, Errno> {
+    conn(fd)?.write_with(buf, flags & libc::MSG_DONTWAIT != 0).map_err(|e| errno_of(&e))
+}
+
+/// `alcc_recv` on a connection.
+pub fn recv(fd: RawFd, buf: &mut [u8], flags: libc::c_int) -> Result<usize, Errno> {
+    conn(fd)?.read_with(buf, flags & libc::MSG_DONTWAIT != 0).map_err(|e| errno_of(&e))
+}
+
+/// What `alcc_close` must still do after the table was updated.
+pub enum Closing {
+    /// An alcc connection: flushed here; its descriptor closes when the engine lets go.
+    Flushed(Result<(), Errno>),
+    /// Not an alcc connection: the caller closes the descriptor itself.
+    Plain,
+}
+
+/// `alcc_close`: flushes and forgets an alcc connection.
+pub fn close(fd: RawFd) -> Closing {
+    let stream = {
+        let mut t = table();
+        t.pending.remove(&fd);
+        t.conns.remove(&fd)
+    };
+    let Some(stream) = stream else { return Closing::Plain };
+    let timeout =
+        std::env::var("ALCC_CLOSE_TIMEOUT").ok().and_then(|s| s.parse().ok()).map(Duration::from_secs_f64);
+    Closing::Flushed(stream.close_ref(timeout).map_err(|e| errno_of(&e)))
+}
+
+/// `alcc_set_cc`.
+pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno> {
+    engine::stream::check_spec(spec).map_err(|_| libc::EINVAL)?;
+    let existing = table().conns.get(&fd).cloned();
+    match existing {
+        Some(stream) => {
+            if let Some(u) = underlay {
+                stream.set_underlay(u).map_err(|_| libc::ENOENT)?;
+            }
+            stream.set_cc(spec).map_err(|_| libc::EINVAL)
+        }
+        None => {
+            let mut t = table();
+            let prev_underlay = t.pending.get(&fd).map(|p| p.1.clone());
+            let underlay =
+                underlay.map(str::to_string).or(prev_underlay).unwrap_or_else(|| env_options().underlay);
+            if !sys::underlay_allowed(&underlay) {
+                return Err(libc::ENOENT);
+            }
+            t.pending.insert(fd, (spec.to_string(), underlay));
+            Ok(())
+        }
+    }
+}
+
+/// `alcc_get_info`.
+pub fn info(fd: RawFd) -> Result<CInfo, Errno> {
+    Ok(CInfo::from(&conn(fd)?.info()))
+}

@@ -1,0 +1,218 @@
+//! The exported C functions: every raw pointer and descriptor handed across the boundary
+//! is turned into safe Rust here, and every call runs under `catch_unwind`, so that no
+//! panic unwinds into C. The work is done in the crate root.
+
+use std::ffi::CStr;
+use std::net::TcpStream;
+use std::os::fd::{FromRawFd, RawFd};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::{CInfo, Closing, Errno};
+
+fn set_errno(e: Errno) {
+    // SAFETY: __errno_location returns this thread's errno slot, always valid.
+    unsafe { *libc::__errno_location() = e };
+}
+
+/// Runs `f`, turning `Err(errno)` and panics into -1 with errno set.
+fn guard<T: From<i8>>(f: impl FnOnce() -> Result<T, Errno>) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            set_errno(e);
+            T::from(-1)
+        }
+        Err(_) => {
+            set_errno(libc::EIO);
+            T::from(-1)
+        }
+    }
+}
+
+fn last_errno() -> Errno {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// Takes ownership of a connected descriptor as a `TcpStream`.
+fn tcp_from(fd: RawFd) -> TcpStream {
+    // SAFETY: the caller passes a descriptor it just obtained from accept/connect and hands
+    // its ownership to alcc (the documented contract of alcc_accept/alcc_connect).
+    unsafe { TcpStream::from_raw_fd(fd) }
+}
+
+/// Whether the kernel accepts `name` as a TCP congestion control here: tried on a fresh
+/// socket so that the caller's socket is not changed.
+pub fn underlay_allowed(name: &str) -> bool {
+    // SAFETY: plain syscalls on a socket we create and close here.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if s < 0 {
+            return false;
+        }
+        let ok = libc::setsockopt(
+            s,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr().cast(),
+            name.len() as libc::socklen_t,
+        ) == 0;
+        libc::close(s);
+        ok
+    }
+}
+
+/// accept(2), then the connection runs under alcc.
+///
+/// # Safety
+/// `addr` and `addrlen` as for accept(2): both null, or valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn alcc_accept(
+    sockfd: RawFd,
+    addr: *mut libc::sockaddr,
+    addrlen: *mut libc::socklen_t,
+) -> RawFd {
+    guard(|| {
+        // SAFETY: the pointers are the caller's, valid as for accept(2).
+        let fd = unsafe { libc::accept4(sockfd, addr, addrlen, libc::SOCK_CLOEXEC) };
+        if fd < 0 {
+            return Err(last_errno());
+        }
+        crate::adopt(fd, tcp_from(fd), sockfd)?;
+        Ok(fd)
+    })
+}
+
+/// connect(2), then the connection runs under alcc.
+///
+/// # Safety
+/// `addr` must point to `addrlen` readable bytes, as for connect(2).
+#[no_mangle]
+pub unsafe extern "C" fn alcc_connect(
+    sockfd: RawFd,
+    addr: *const libc::sockaddr,
+    addrlen: libc::socklen_t,
+) -> libc::c_int {
+    guard(|| {
+        loop {
+            // SAFETY: the caller's address, valid as for connect(2).
+            if unsafe { libc::connect(sockfd, addr, addrlen) } == 0 {
+                break;
+            }
+            let e = last_errno();
+            if e != libc::EINTR {
+                return Err(e);
+            }
+        }
+        crate::adopt(sockfd, tcp_from(sockfd), sockfd)?;
+        Ok(0)
+    })
+}
+
+/// send(2) through alcc's queue.
+///
+/// # Safety
+/// `buf` must point to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn alcc_send(
+    sockfd: RawFd,
+    buf: *const libc::c_void,
+    len: usize,
+    flags: libc::c_int,
+) -> isize {
+    guard(|| {
+        if buf.is_null() && len > 0 {
+            return Err(libc::EFAULT);
+        }
+        let data = if len == 0 {
+            &[][..]
+        } else {
+            // SAFETY: the caller guarantees `len` readable bytes at `buf`.
+            unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) }
+        };
+        crate::send(sockfd, data, flags).map(|n| n as isize)
+    })
+}
+
+/// recv(2) on an alcc connection.
+///
+/// # Safety
+/// `buf` must point to `len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn alcc_recv(
+    sockfd: RawFd,
+    buf: *mut libc::c_void,
+    len: usize,
+    flags: libc::c_int,
+) -> isize {
+    guard(|| {
+        if buf.is_null() && len > 0 {
+            return Err(libc::EFAULT);
+        }
+        let data = if len == 0 {
+            &mut [][..]
+        } else {
+            // SAFETY: the caller guarantees `len` writable bytes at `buf`.
+            unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) }
+        };
+        crate::recv(sockfd, data, flags).map(|n| n as isize)
+    })
+}
+
+/// close(2): flush, FIN, wait for the acknowledgements, close.
+#[no_mangle]
+pub extern "C" fn alcc_close(fd: RawFd) -> libc::c_int {
+    guard(|| match crate::close(fd) {
+        Closing::Flushed(r) => r.map(|()| 0),
+        Closing::Plain => {
+            // SAFETY: closing a descriptor the caller owns and gave up.
+            if unsafe { libc::close(fd) } == 0 {
+                Ok(0)
+            } else {
+                Err(last_errno())
+            }
+        }
+    })
+}
+
+/// Chooses the controller and (unless `underlay` is null) the kernel congestion control.
+///
+/// # Safety
+/// `spec` must be a NUL-terminated string; `underlay` null or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn alcc_set_cc(
+    fd: RawFd,
+    spec: *const libc::c_char,
+    underlay: *const libc::c_char,
+) -> libc::c_int {
+    guard(|| {
+        if spec.is_null() {
+            return Err(libc::EINVAL);
+        }
+        // SAFETY: the caller guarantees NUL-terminated strings.
+        let spec = unsafe { CStr::from_ptr(spec) }.to_str().map_err(|_| libc::EINVAL)?;
+        let underlay = if underlay.is_null() {
+            None
+        } else {
+            // SAFETY: as above.
+            Some(unsafe { CStr::from_ptr(underlay) }.to_str().map_err(|_| libc::EINVAL)?)
+        };
+        crate::set_cc(fd, spec, underlay).map(|()| 0)
+    })
+}
+
+/// Fills `*info` for an alcc connection.
+///
+/// # Safety
+/// `info` must point to a writable `struct alcc_info`.
+#[no_mangle]
+pub unsafe extern "C" fn alcc_get_info(fd: RawFd, info: *mut CInfo) -> libc::c_int {
+    guard(|| {
+        if info.is_null() {
+            return Err(libc::EFAULT);
+        }
+        let i = crate::info(fd)?;
+        // SAFETY: the caller guarantees a writable struct alcc_info at `info`.
+        unsafe { info.write(i) };
+        Ok(0)
+    })
+}

@@ -1,0 +1,151 @@
+/* Exercises libalcc through include/alcc.h only: a server thread sends N bytes with
+ * alcc_accept/alcc_send/alcc_close under fixed:window=20; a client connects with
+ * alcc_connect and reads with alcc_recv; checksums are compared. Then the error paths.
+ * Exit status 0 on success; a message on stderr otherwise. */
+#include "alcc.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TOTAL (8u << 20)
+
+static int failures;
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                           \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fprintf(stderr, "\n");                                                         \
+            failures++;                                                                    \
+        }                                                                                  \
+    } while (0)
+
+static uint64_t fnv(uint64_t h, const unsigned char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static struct sockaddr_storage server_addr;
+static socklen_t server_len;
+static uint64_t client_sum;
+static uint64_t client_bytes;
+
+static void *client(void *arg) {
+    (void)arg;
+    int s = socket(server_addr.ss_family, SOCK_STREAM, 0);
+    CHECK(alcc_set_cc(s, "none", "cubic") == 0, "set_cc on unconnected socket: %s", strerror(errno));
+    CHECK(alcc_connect(s, (struct sockaddr *)&server_addr, server_len) == 0, "alcc_connect: %s", strerror(errno));
+    static unsigned char buf[1 << 16];
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (;;) {
+        ssize_t n = alcc_recv(s, buf, sizeof buf, 0);
+        if (n < 0) {
+            CHECK(0, "alcc_recv: %s", strerror(errno));
+            break;
+        }
+        if (n == 0) break;
+        h = fnv(h, buf, (size_t)n);
+        client_bytes += (uint64_t)n;
+    }
+    client_sum = h;
+    CHECK(alcc_close(s) == 0, "client alcc_close: %s", strerror(errno));
+    return NULL;
+}
+
+static int run(int family) {
+    int l = socket(family, SOCK_STREAM, 0);
+    memset(&server_addr, 0, sizeof server_addr);
+    if (family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)&server_addr;
+        a->sin_family = AF_INET;
+        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        server_len = sizeof *a;
+    } else {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&server_addr;
+        a->sin6_family = AF_INET6;
+        a->sin6_addr = in6addr_loopback;
+        server_len = sizeof *a;
+    }
+    if (bind(l, (struct sockaddr *)&server_addr, server_len) != 0 || listen(l, 8) != 0) {
+        perror("bind/listen");
+        return 1;
+    }
+    getsockname(l, (struct sockaddr *)&server_addr, &server_len);
+    CHECK(alcc_set_cc(l, "fixed:window=20", "reno") == 0, "set_cc on listener: %s", strerror(errno));
+
+    client_sum = 0;
+    client_bytes = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, client, NULL);
+    struct sockaddr_storage peer;
+    socklen_t peer_len = sizeof peer;
+    int c = alcc_accept(l, (struct sockaddr *)&peer, &peer_len);
+    CHECK(c >= 0, "alcc_accept: %s", strerror(errno));
+    CHECK(peer.ss_family == family, "peer family %d", peer.ss_family);
+
+    static unsigned char buf[100000];
+    uint64_t h = 0xcbf29ce484222325ull, sent = 0;
+    while (sent < TOTAL) {
+        size_t n = TOTAL - sent < sizeof buf ? TOTAL - sent : sizeof buf;
+        for (size_t i = 0; i < n; i++) buf[i] = (unsigned char)((sent + i) * 2654435761u >> 13);
+        ssize_t k = alcc_send(c, buf, n, 0);
+        if (k <= 0) {
+            CHECK(0, "alcc_send: %s", strerror(errno));
+            break;
+        }
+        h = fnv(h, buf, (size_t)k);
+        sent += (uint64_t)k;
+    }
+    struct alcc_info info;
+    CHECK(alcc_get_info(c, &info) == 0, "alcc_get_info: %s", strerror(errno));
+    CHECK(info.window == 20 * 1448, "window %llu", (unsigned long long)info.window);
+    CHECK(info.max_bytes_in_flight <= info.window, "in flight %llu > window", (unsigned long long)info.max_bytes_in_flight);
+    CHECK(strcmp(info.controller, "fixed:window=20") == 0, "controller %s", info.controller);
+    CHECK(strcmp(info.underlay, "reno") == 0, "underlay %s", info.underlay);
+    CHECK(alcc_close(c) == 0, "server alcc_close: %s", strerror(errno));
+    pthread_join(t, NULL);
+    CHECK(client_bytes == TOTAL, "client got %llu bytes", (unsigned long long)client_bytes);
+    CHECK(client_sum == h, "checksums differ");
+    CHECK(alcc_close(l) == 0, "closing the listener: %s", strerror(errno));
+    printf("family %d: %u bytes, window %llu, max in flight %llu, kernel cwnd %llu\n", family, TOTAL,
+           (unsigned long long)info.window, (unsigned long long)info.max_bytes_in_flight,
+           (unsigned long long)info.kernel_cwnd);
+    return 0;
+}
+
+int main(void) {
+    if (run(AF_INET) || run(AF_INET6)) return 1;
+
+    /* Error paths: -1 and errno. */
+    char b[4];
+    errno = 0;
+    CHECK(alcc_send(12345, b, sizeof b, 0) == -1 && errno == EBADF, "send on unknown fd: errno %d", errno);
+    errno = 0;
+    CHECK(alcc_recv(12345, b, sizeof b, 0) == -1 && errno == EBADF, "recv on unknown fd: errno %d", errno);
+    struct alcc_info info;
+    CHECK(alcc_get_info(12345, &info) == -1 && errno == EBADF, "info on unknown fd: errno %d", errno);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    errno = 0;
+    CHECK(alcc_set_cc(s, "nosuch", NULL) == -1 && errno == EINVAL, "bad spec: errno %d", errno);
+    errno = 0;
+    CHECK(alcc_set_cc(s, "fixed", "notacc") == -1 && errno == ENOENT, "bad underlay: errno %d", errno);
+    CHECK(alcc_set_cc(s, NULL, NULL) == -1 && errno == EINVAL, "null spec: errno %d", errno);
+    struct sockaddr_in nowhere = {.sin_family = AF_INET, .sin_port = htons(1), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    errno = 0;
+    CHECK(alcc_connect(s, (struct sockaddr *)&nowhere, sizeof nowhere) == -1 && errno == ECONNREFUSED,
+          "connect refused: errno %d", errno);
+    CHECK(alcc_close(s) == 0, "close plain socket");
+    if (failures) return 1;
+    printf("alcc C ABI: all checks passed\n");
+    return 0;
+}

@@ -1,0 +1,61 @@
+//! Feedback sources: how a flow learns what was delivered and what was lost.
+//!
+//! The driver asks a flow's [`FeedbackSource`] for news whenever the flow's socket reports
+//! activity, and hands each [`Feedback`] to the controller. The `kernel` source reads the
+//! kernel's own ACK information (error-queue ACK timestamps and TCP_INFO); the framed and
+//! UDP modes will be two more sources reading the receiver's ACK frames or echoes, with the
+//! same ledger, pacer, controller and driver.
+
+pub mod kernel;
+
+use std::io;
+use std::os::fd::RawFd;
+
+use alcc_cc::{AckSample, LossEvent, Time};
+
+use crate::ledger::Ledger;
+use crate::sys::TcpInfo;
+
+/// Counters of a feedback source, for diagnostics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FeedbackStats {
+    /// Acknowledgements received from the primary signal (ACK timestamps, ACK frames, echoes).
+    pub primary_acks: u64,
+    /// Chunks acknowledged by a fallback (TCP_INFO) because the primary signal missed them.
+    pub fallback_acks: u64,
+}
+
+/// One thing a feedback source learned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feedback {
+    /// A chunk was delivered.
+    Ack(AckSample),
+    /// A chunk is considered lost (the kernel retransmitted it).
+    Loss(LossEvent),
+}
+
+/// A source of delivery information for one flow.
+pub trait FeedbackSource: Send {
+    /// Its name (`"kernel"`, later `"framed"`, `"udp"`).
+    fn name(&self) -> &'static str;
+
+    /// Reads whatever the socket `fd` has to say, settles the ledger (acknowledged and lost
+    /// chunks) and appends what the controller must hear to `out`, oldest first.
+    fn collect(
+        &mut self,
+        fd: RawFd,
+        now: Time,
+        ledger: &mut Ledger,
+        out: &mut Vec<Feedback>,
+    ) -> io::Result<()>;
+
+    /// The TCP_INFO read by the last `collect`, if this source reads one.
+    fn tcp_info(&self) -> Option<&TcpInfo> {
+        None
+    }
+
+    /// Its counters.
+    fn stats(&self) -> FeedbackStats {
+        FeedbackStats::default()
+    }
+}

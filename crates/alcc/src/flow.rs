@@ -1,0 +1,430 @@
+//! One flow: the state the application shares with the driver, and the driver's own part
+//! (controller, ledger, pacer, feedback source) with the step that moves bytes.
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use alcc_cc::{Controller, SentPacket, Time};
+
+use crate::feedback::kernel::KernelFeedback;
+use crate::feedback::{Feedback, FeedbackSource};
+use crate::info::FlowInfo;
+use crate::ledger::Ledger;
+use crate::pacer::Pacer;
+use crate::sys;
+
+/// What the application side and the driver both touch, under one lock.
+#[derive(Default)]
+pub(crate) struct SharedState {
+    /// Bytes the application wrote that the driver has not yet handed to the kernel.
+    pub queue: VecDeque<u8>,
+    /// Most bytes `queue` may hold.
+    pub capacity: usize,
+    /// The application closed (or dropped) its stream: flush, then FIN.
+    pub closing: bool,
+    /// Everything was handed to the kernel, the FIN sent and all acknowledged.
+    pub finished: bool,
+    /// The flow failed (reset, timeout, ...); kind and message.
+    pub error: Option<(io::ErrorKind, String)>,
+    /// The driver has a wake-up for this flow pending.
+    pub wake_pending: bool,
+    /// The driver no longer holds the flow.
+    pub released: bool,
+    /// The application asks to abort (reset) the connection.
+    pub abort: bool,
+    /// A controller replacing the current one (`set_cc`), with its spec.
+    pub new_controller: Option<(String, Option<Box<dyn Controller>>)>,
+    /// The driver's latest snapshot.
+    pub info: FlowInfo,
+}
+
+/// The shared part of a flow.
+pub(crate) struct Shared {
+    pub state: Mutex<SharedState>,
+    pub cond: Condvar,
+}
+
+impl Shared {
+    pub fn new(capacity: usize, info: FlowInfo) -> Arc<Shared> {
+        Arc::new(Shared {
+            state: Mutex::new(SharedState { capacity, info, ..SharedState::default() }),
+            cond: Condvar::new(),
+        })
+    }
+
+    /// Locks the state; a poisoned lock (a panicking application thread) is still usable.
+    pub fn lock(&self) -> MutexGuard<'_, SharedState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Tunables of a flow.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    /// Largest chunk written at once.
+    pub max_chunk: u64,
+    /// Segment size assumed until the feedback source reports the kernel's.
+    pub default_mss: u64,
+}
+
+/// What the driver should do with a flow after a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Keep it; wake it at this time too (pacing, controller timer), if any.
+    Keep(Option<Time>),
+    /// Forget it: finished or failed.
+    Release,
+}
+
+/// The driver's part of a flow.
+pub(crate) struct Flow {
+    pub id: u64,
+    pub fd: Arc<OwnedFd>,
+    pub shared: Arc<Shared>,
+    /// `None`: plain kernel TCP (`--cc none`), no gating and no records.
+    controller: Option<Box<dyn Controller>>,
+    spec: String,
+    ledger: Ledger,
+    pacer: Pacer,
+    feedback: Box<dyn FeedbackSource>,
+    /// Segment size to use while no TCP_INFO is known.
+    default_mss: u64,
+    limits: Limits,
+    events: Vec<Feedback>,
+    shut: bool,
+    chunks_sent: u64,
+    losses: u64,
+    max_in_flight: u64,
+    /// The most bytes in flight beyond the window right after a write (0 if gating holds).
+    max_overshoot: u64,
+    /// The cap last set on the kernel's own pacing (SO_MAX_PACING_RATE).
+    kernel_pacing: Option<u64>,
+    /// The wake-up time currently scheduled in the driver's heap.
+    pub scheduled: Option<Time>,
+}
+
+impl Flow {
+    pub fn new(
+        id: u64,
+        fd: Arc<OwnedFd>,
+        shared: Arc<Shared>,
+        controller: Option<Box<dyn Controller>>,
+        spec: String,
+        limits: Limits,
+    ) -> Flow {
+        Flow {
+            id,
+            fd,
+            shared,
+            controller,
+            spec,
+            ledger: Ledger::new(),
+            pacer: Pacer::new(),
+            feedback: Box::new(KernelFeedback::new()),
+            default_mss: limits.default_mss,
+            limits,
+            events: Vec::new(),
+            shut: false,
+            chunks_sent: 0,
+            losses: 0,
+            max_in_flight: 0,
+            max_overshoot: 0,
+            kernel_pacing: None,
+            scheduled: None,
+        }
+    }
+
+    /// One step: take in feedback, fire the controller's timer, write what the window and
+    /// pacer allow, flush and close when asked. Never blocks.
+    pub fn step(&mut self, now: Time) -> Next {
+        match self.try_step(now) {
+            Ok(next) => next,
+            Err(e) => {
+                let mut st = self.shared.lock();
+                if st.error.is_none() {
+                    st.error = Some((e.kind(), e.to_string()));
+                }
+                self.publish(&mut st);
+                st.released = true;
+                drop(st);
+                self.shared.cond.notify_all();
+                Next::Release
+            }
+        }
+    }
+
+    fn try_step(&mut self, now: Time) -> io::Result<Next> {
+        let fd = self.fd.as_raw_fd();
+        if let Some(e) = sys::take_socket_error(fd)? {
+            return Err(e);
+        }
+        self.events.clear();
+        self.feedback.collect(fd, now, &mut self.ledger, &mut self.events)?;
+        if let Some(c) = self.controller.as_mut() {
+            for ev in &self.events {
+                match ev {
+                    Feedback::Ack(a) => c.on_ack(now, a),
+                    Feedback::Loss(l) => {
+                        self.losses += 1;
+                        c.on_loss(now, l)
+                    }
+                }
+            }
+            if c.next_timer().is_some_and(|t| t <= now) {
+                c.on_timer(now);
+            }
+        }
+
+        let shared = self.shared.clone();
+        let mut st = shared.lock();
+        st.wake_pending = false;
+        if st.abort {
+            sys::set_linger_zero(fd)?;
+            st.error =
+                Some((io::ErrorKind::ConnectionAborted, "connection aborted by the application".into()));
+            st.released = true;
+            drop(st);
+            self.shared.cond.notify_all();
+            return Ok(Next::Release);
+        }
+        if let Some((spec, c)) = st.new_controller.take() {
+            self.controller = c;
+            self.spec = spec;
+        }
+        self.pace_kernel(fd)?;
+        let before = st.queue.len();
+        let mut wake_at = None;
+        while !st.queue.is_empty() {
+            match self.next_chunk(now, st.queue.len() as u64) {
+                Ok(len) => {
+                    // Straight from the queue's (at most two) slices: no copy in user space.
+                    let (a, b) = st.queue.as_slices();
+                    let len = len as usize;
+                    let first = &a[..len.min(a.len())];
+                    let second = &b[..(len - first.len()).min(b.len())];
+                    let n = match sys::send_parts(fd, &[first, second], self.controller.is_some()) {
+                        Ok(n) => n,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            // The kernel is full: whatever holds us up, it is not the pacer.
+                            self.pacer.on_idle();
+                            break;
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(e),
+                    };
+                    st.queue.drain(..n);
+                    self.record_sent(now, n as u64);
+                }
+                Err(wait) => {
+                    if wait.is_none() {
+                        // Window-limited, not pacer-limited: no catching up afterwards.
+                        self.pacer.on_idle();
+                    }
+                    // Waiting for feedback: it normally arrives as an ACK stamp; look again
+                    // after STALL_POLL in case the error queue dropped it.
+                    wake_at = Some(wait.unwrap_or(now + STALL_POLL));
+                    break;
+                }
+            }
+        }
+        if st.queue.is_empty() {
+            self.pacer.on_idle();
+        }
+        if st.closing && st.queue.is_empty() && !self.shut {
+            sys::shutdown_write(fd)?;
+            self.shut = true;
+        }
+        let done = self.shut && self.ledger.bytes_in_flight() == 0;
+        if done {
+            st.finished = true;
+            st.released = true;
+        }
+        self.publish(&mut st);
+        let freed = st.queue.len() < before;
+        let active = !st.queue.is_empty() || self.ledger.bytes_in_flight() > 0;
+        drop(st);
+        if freed || done {
+            self.shared.cond.notify_all();
+        }
+        if done {
+            return Ok(Next::Release);
+        }
+        // A controller's timer (Verus's epochs) matters only while the flow has something to
+        // send or in flight; an idle flow sleeps, and its next step fires an overdue timer.
+        let timer = if active { self.controller.as_ref().and_then(|c| c.next_timer()) } else { None };
+        let wake = match (wake_at, timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // Waiting for the last acknowledgement after the FIN: look again now and then, in
+        // case no stamp is coming (plain mode, or a stamp lost to a full error queue).
+        // Plain mode has no ACK stamps either: while bytes are in flight, re-read TCP_INFO
+        // now and then so that the info and the final flush stay current.
+        let plain_poll = self.controller.is_none() && self.ledger.bytes_in_flight() > 0;
+        let wake =
+            if self.shut || plain_poll { Some(wake.unwrap_or(Time::MAX).min(now + FIN_POLL)) } else { wake };
+        Ok(Next::Keep(wake))
+    }
+
+    /// The size of the next chunk, or `Err(when)` if nothing may go now (`when`: a time to
+    /// try again, `None` to wait for feedback).
+    fn next_chunk(&self, now: Time, queued: u64) -> Result<u64, Option<Time>> {
+        let Some(c) = self.controller.as_ref() else {
+            return Ok(queued.min(self.limits.max_chunk));
+        };
+        let d = c.decision();
+        let in_flight = self.ledger.bytes_in_flight();
+        if in_flight < d.window && !self.pacer.ready(now) {
+            return Err(Some(self.pacer.earliest()));
+        }
+        let mss = self.feedback.tcp_info().map_or(self.default_mss, |i| u64::from(i.snd_mss)).max(1);
+        chunk_size(queued, d.window, in_flight, mss, d.pacing_rate, self.limits.max_chunk).ok_or(None)
+    }
+
+    /// Lets the kernel spread each chunk's segments at a little above the controller's
+    /// pacing rate (DESIGN.md: SO_MAX_PACING_RATE paces without the fq qdisc), so that a
+    /// chunk of several segments does not leave as one burst. Updated when the rate moves
+    /// by more than an eighth, to keep system calls rare.
+    fn pace_kernel(&mut self, fd: std::os::fd::RawFd) -> io::Result<()> {
+        let rate = self.controller.as_ref().and_then(|c| c.decision().pacing_rate);
+        let want = rate.map(|r| r.saturating_add(r / 4).max(1));
+        let stale = match (self.kernel_pacing, want) {
+            (None, None) => false,
+            (Some(have), Some(w)) => have.abs_diff(w) > have / 8,
+            _ => true,
+        };
+        if stale {
+            sys::set_max_pacing_rate(fd, want)?;
+            self.kernel_pacing = want;
+        }
+        Ok(())
+    }
+
+    fn record_sent(&mut self, now: Time, bytes: u64) {
+        let in_flight = self.ledger.bytes_in_flight() + bytes;
+        let memo = match self.controller.as_mut() {
+            Some(c) => {
+                self.max_overshoot = self.max_overshoot.max(in_flight.saturating_sub(c.decision().window));
+                let packet = SentPacket { seq: self.ledger.next_seq(), bytes, bytes_in_flight: in_flight };
+                let memo = c.on_sent(now, &packet);
+                self.pacer.on_send(now, bytes, c.decision().pacing_rate);
+                memo
+            }
+            None => 0,
+        };
+        self.ledger.push(bytes, now, memo);
+        self.chunks_sent += 1;
+        self.max_in_flight = self.max_in_flight.max(in_flight);
+    }
+
+    fn publish(&self, st: &mut SharedState) {
+        let info = &mut st.info;
+        info.controller.clone_from(&self.spec);
+        match self.controller.as_ref() {
+            Some(c) => {
+                let d = c.decision();
+                info.window = d.window;
+                info.pacing_rate = d.pacing_rate;
+                info.metrics = Some(c.metrics());
+            }
+            None => {
+                info.window = u64::MAX;
+                info.pacing_rate = None;
+                info.metrics = None;
+            }
+        }
+        info.bytes_in_flight = self.ledger.bytes_in_flight();
+        info.max_bytes_in_flight = self.max_in_flight;
+        info.max_window_overshoot = self.max_overshoot;
+        info.bytes_written = self.ledger.written();
+        info.bytes_acked = self.ledger.acked();
+        info.chunks_sent = self.chunks_sent;
+        info.losses = self.losses;
+        let stats = self.feedback.stats();
+        info.ack_stamps = stats.primary_acks;
+        info.info_acks = stats.fallback_acks;
+        if let Some(ti) = self.feedback.tcp_info() {
+            info.set_kernel(ti);
+        }
+        info.queued = st.queue.len() as u64;
+    }
+}
+
+/// How often a flow without ACK stamps (after its FIN, or in plain mode) re-reads TCP_INFO
+/// while bytes are in flight.
+const FIN_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How long a window-limited flow waits for feedback before re-reading TCP_INFO anyway.
+const STALL_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// How many bytes the next chunk carries, or `None` to wait for acknowledgements.
+///
+/// The chunk fits the window (`in_flight + chunk <= window`, the controller contract), is at
+/// most `max_chunk`, about a millisecond at the pacing rate and a quarter of the window (so
+/// that ACK timestamps come several times per window), and is a whole number of segments
+/// whenever at least one segment fits (DESIGN.md: write MSS multiples). With data in flight
+/// it waits for a whole segment of room rather than writing slivers; with nothing in flight
+/// it sends what the window allows, however small.
+pub(crate) fn chunk_size(
+    queued: u64,
+    window: u64,
+    in_flight: u64,
+    mss: u64,
+    pacing_rate: Option<u64>,
+    max_chunk: u64,
+) -> Option<u64> {
+    let mss = mss.max(1);
+    let room = window.saturating_sub(in_flight);
+    if room == 0 || queued == 0 || (room < mss && in_flight > 0 && queued >= mss) {
+        return None;
+    }
+    let budget = Pacer::chunk_budget(pacing_rate).unwrap_or(u64::MAX).min(window / 4).max(mss);
+    let want = queued.min(room).min(max_chunk.max(mss)).min(budget);
+    Some(if want >= mss { want / mss * mss } else { want })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn chunks_fit_the_window_in_whole_segments() {
+        // 10 segments of window, 3 in flight: room 7, capped at a quarter window (2.5 -> 2).
+        assert_eq!(chunk_size(1 << 20, 10_000, 3_000, 1_000, None, 64_000), Some(2_000));
+        // Less than a segment of room with data in flight: wait.
+        assert_eq!(chunk_size(1 << 20, 10_000, 9_500, 1_000, None, 64_000), None);
+        // A window below one segment still moves when nothing is in flight.
+        assert_eq!(chunk_size(1 << 20, 700, 0, 1_000, None, 64_000), Some(700));
+        // The tail of the queue goes as it is.
+        assert_eq!(chunk_size(300, 10_000, 5_000, 1_000, None, 64_000), Some(300));
+        // 1 MB/s pacing: a millisecond is 1000 bytes, one segment.
+        assert_eq!(chunk_size(1 << 20, u64::MAX, 0, 1_000, Some(1_000_000), 64_000), Some(1_000));
+        // Unbounded window: max_chunk, rounded down to segments.
+        assert_eq!(chunk_size(1 << 20, u64::MAX, 0, 1_448, None, 65_536), Some(65_160));
+        assert_eq!(chunk_size(0, u64::MAX, 0, 1_448, None, 65_536), None);
+        assert_eq!(chunk_size(10, 100, 100, 1_448, None, 65_536), None);
+    }
+
+    proptest! {
+        #[test]
+        fn chunk_never_overfills_the_window(
+            queued in 0u64..10_000_000,
+            window in 0u64..10_000_000,
+            in_flight in 0u64..10_000_000,
+            mss in 1u64..70_000,
+            rate in proptest::option::of(1u64..10_000_000_000),
+            max_chunk in 1u64..1_000_000,
+        ) {
+            if let Some(c) = chunk_size(queued, window, in_flight, mss, rate, max_chunk) {
+                prop_assert!(c > 0);
+                prop_assert!(c <= queued);
+                prop_assert!(in_flight + c <= window);
+                prop_assert!(c <= max_chunk.max(mss));
+                prop_assert!(c < mss || c % mss == 0);
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! [`FlowInfo`]: what one flow's controller and kernel socket are doing, for telemetry and
+//! for applications.
+
+use alcc_cc::Metrics;
+use serde::Serialize;
+
+use crate::sys::TcpInfo;
+
+/// A snapshot of one flow.
+#[derive(Clone, Debug, Default, Serialize)]
+#[non_exhaustive]
+pub struct FlowInfo {
+    /// The controller's specification (`copa:delta=0.5`), or `none` for plain kernel TCP.
+    pub controller: String,
+    /// The kernel congestion control under it (`cubic`, `reno`, `bbr`).
+    pub underlay: String,
+    /// The controller's own metrics (`None` for `none`).
+    pub metrics: Option<Metrics>,
+    /// The controller's window in bytes (`u64::MAX` when unbounded).
+    pub window: u64,
+    /// The controller's pacing rate in bytes/s, if it paces.
+    pub pacing_rate: Option<u64>,
+    /// Bytes written into the kernel and not yet acknowledged.
+    pub bytes_in_flight: u64,
+    /// The largest `bytes_in_flight` seen right after a write.
+    pub max_bytes_in_flight: u64,
+    /// The most bytes in flight beyond the controller's window right after a write; 0 when
+    /// every write fitted the window in force at that moment.
+    pub max_window_overshoot: u64,
+    /// Bytes waiting in alcc's send queue.
+    pub queued: u64,
+    /// Bytes written into the kernel so far.
+    pub bytes_written: u64,
+    /// Bytes the peer acknowledged so far.
+    pub bytes_acked: u64,
+    /// Chunks handed to the kernel.
+    pub chunks_sent: u64,
+    /// Loss events handed to the controller.
+    pub losses: u64,
+    /// ACK timestamps read from the error queue.
+    pub ack_stamps: u64,
+    /// Chunks acknowledged through TCP_INFO because no ACK timestamp had come for them.
+    pub info_acks: u64,
+    /// The kernel's congestion window in bytes (`snd_cwnd` x `snd_mss`).
+    pub kernel_cwnd: u64,
+    /// The kernel's congestion window in segments.
+    pub kernel_cwnd_segments: u32,
+    /// The kernel's MSS.
+    pub kernel_mss: u32,
+    /// The kernel's smoothed RTT, microseconds.
+    pub kernel_rtt_us: u32,
+    /// The kernel's minimum RTT, microseconds.
+    pub kernel_min_rtt_us: u32,
+    /// Bytes in the kernel not yet sent (`tcpi_notsent_bytes`).
+    pub kernel_notsent: u32,
+    /// Segments the kernel has sent and not yet seen acknowledged.
+    pub kernel_unacked_segments: u32,
+    /// The kernel's delivery-rate estimate, bytes/s.
+    pub kernel_delivery_rate: u64,
+    /// The kernel's own pacing rate, bytes/s.
+    pub kernel_pacing_rate: u64,
+    /// Segments the kernel retransmitted.
+    pub kernel_total_retrans: u32,
+    /// The cap on the kernel's pacing (SO_MAX_PACING_RATE), bytes/s; `u64::MAX`: none.
+    pub kernel_max_pacing_rate: u64,
+}
+
+impl FlowInfo {
+    /// Fills the kernel fields from a TCP_INFO.
+    pub(crate) fn set_kernel(&mut self, i: &TcpInfo) {
+        self.kernel_cwnd_segments = i.snd_cwnd;
+        self.kernel_mss = i.snd_mss;
+        self.kernel_cwnd = u64::from(i.snd_cwnd) * u64::from(i.snd_mss);
+        self.kernel_rtt_us = i.rtt;
+        self.kernel_min_rtt_us = i.min_rtt;
+        self.kernel_notsent = i.notsent_bytes;
+        self.kernel_unacked_segments = i.unacked;
+        self.kernel_delivery_rate = i.delivery_rate;
+        self.kernel_pacing_rate = i.pacing_rate;
+        self.kernel_total_retrans = i.total_retrans;
+        self.kernel_max_pacing_rate = i.max_pacing_rate;
+    }
+}

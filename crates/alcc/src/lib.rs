@@ -1,0 +1,35 @@
+//! The alcc engine: an application writes into an [`AlccStream`]; alcc lets the bytes into
+//! the kernel's TCP socket only as fast as a user-space controller from `alcc-cc` allows, so
+//! the kernel's large window never becomes a standing queue in the network. Nothing is added
+//! on the wire and nothing changes at the client.
+//!
+//! Layers, from the application down:
+//! - [`stream`] and [`listener`]: the public API (std `Read`/`Write`, blocking or not).
+//! - `flow`: per-flow state, a bounded send queue shared with the application, and the step
+//!   that writes chunks within the controller's window at the pacer's pace.
+//! - `driver`: one thread per process, epoll over every flow, a timer heap.
+//! - [`feedback`]: where deliveries and losses come from; [`feedback::kernel`] reads ACK
+//!   timestamps from the socket error queue and TCP_INFO (framed and UDP modes will be
+//!   further sources).
+//! - [`ledger`] and [`pacer`]: pure bookkeeping, unit- and property-tested.
+//! - `sys`: every system call, and all of the crate's `unsafe`.
+//!
+//! Linux only. Not supported yet: framed and UDP modes (so no Sprout), and a readiness
+//! notification for non-blocking writers (they retry on `WouldBlock`).
+#![warn(missing_docs)]
+
+mod driver;
+pub mod error;
+pub mod feedback;
+mod flow;
+pub mod info;
+pub mod ledger;
+pub mod listener;
+pub mod pacer;
+pub mod stream;
+pub mod sys;
+
+pub use error::{Error, Result};
+pub use info::FlowInfo;
+pub use listener::AlccListener;
+pub use stream::{driver_stats, AlccStream, DriverStats, InfoHandle, Options};
