@@ -21,6 +21,10 @@ test: lint
 bench: setup
 	$(CARGO) bench --workspace
 
+# The main job: the controllers against CUBIC on the project's synthetic cellular trace.
+demo: build
+	./scripts/demo.sh
+
 fmt:
 	$(CARGO) fmt --all
 

@@ -25,6 +25,7 @@ pub mod sim;
 pub mod spec;
 pub mod sprout;
 pub mod time;
+pub mod verus;
 pub mod windowed;
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::fixed::Fixed;
 use crate::reno::Reno;
 use crate::spec::{Params, SpecError};
 use crate::sprout::{SproutParams, SproutReceiver, SproutSender};
+use crate::verus::Verus;
 
 type SenderFactory = fn(&mut Params, &Config) -> Result<Box<dyn Controller>, SpecError>;
 type ReceiverFactory = fn(&mut Params, &Config) -> Result<Box<dyn ReceiverModel>, SpecError>;
@@ -62,6 +63,12 @@ pub static ENTRIES: &[Entry] = &[
         about: "Sprout (NSDI 2013), forecasts from the receiver; target=MS (100), confidence=PERCENTILE (5), clock=half_rtt|arrival (half_rtt)",
         sender: |p, c| Ok(Box::new(SproutSender::new(SproutParams::from_params(p)?, c))),
         receiver: Some(|p, c| Ok(Box::new(SproutReceiver::new(SproutParams::from_params(p)?, c)))),
+    },
+    Entry {
+        name: "verus",
+        about: "Verus (SIGCOMM 2015), delay-profile epochs; r=RATIO of Dmax/Dmin (6)",
+        sender: |p, c| Ok(Box::new(Verus::from_params(p, c)?)),
+        receiver: None,
     },
 ];
 

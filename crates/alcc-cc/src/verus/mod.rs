@@ -1,0 +1,458 @@
+//! `verus`: Verus (Zaki et al., "Adaptive Congestion Control for Unpredictable Cellular
+//! Networks", SIGCOMM 2015), as its reference implementation behaves (see
+//! `ALGORITHMS.md`). Parameter: `r`, the ratio threshold R of `DmaxLast / Dmin` (default 6;
+//! the paper's figure 10 uses 2, 4 and 6 as a throughput/delay knob), e.g. `verus:r=2`.
+//!
+//! Verus learns a *delay profile*, the RTT as a function of the window a packet was sent at
+//! ([`profile`]), and every 5 ms epoch moves a target delay `Dest` up or down by the trend
+//! of the largest RTT of the epoch, reads the window for that delay off the profile and
+//! allows a number of packets ([`epoch`]). Losses cut the window multiplicatively
+//! ([`ledger`] finds them).
+//!
+//! # Mapping to the controller contract
+//!
+//! - Verus is allowance-based: each epoch adds S packets to a send allowance, and each ACK
+//!   in slow start adds `max(0, W - Wcrt)`. [`Controller::decision`] exposes it as
+//!   `window = bytes_in_flight + allowance`, so the transport sends exactly the allowance;
+//!   [`Controller::on_sent`] consumes it.
+//! - No pacing: like the reference, each epoch's packets leave back to back (at most one
+//!   epoch's worth, a 5 ms burst at the target rate).
+//! - The window W at send time and the slow-start session travel in the `on_sent` memo
+//!   ([`memo`]), where the reference carries them in the packet header.
+//! - Epochs and the loss timeout run on [`Controller::next_timer`]. After a jump in time only
+//!   one epoch runs; the jump itself shows up as a long wait for an ACK (rule 2).
+//!
+//! # Deliberate differences from the reference
+//!
+//! - The profile is fitted with a cubic smoothing spline, not ALGLIB's penalized regression
+//!   spline; see [`fit`] for how the smoothing was chosen and how the curve is extrapolated.
+//! - A fitted curve that cannot map the target delay (no window below 40000 reaches it)
+//!   restarts slow start, as in the reference; so does a profile narrower than 5 windows.
+//! - `dTbar` starts at the first RTT sample (the reference starts its EWMA from 0).
+//! - Rule 6's `S` is computed in real arithmetic and rounded down (the reference truncates an
+//!   integer division first; the two differ by at most one packet).
+//! - Unused allowance is capped at `W + 1` packets, so an application-limited flow does not
+//!   bank allowance and burst later (the reference's sender is always backlogged).
+//! - `curve_inv` of a window that was never seen on the raw profile reads the nearest seen
+//!   window (the reference reads an unset entry, -1).
+//! - Like the reference we keep two rules `ALGORITHMS.md` does not list: while the loss
+//!   phase opened by leaving slow start on a high RTT lasts, rule 4's ratio branch does
+//!   nothing; and when `Dest` is at `Dmin` with 2 or more packets in flight, the epoch sends
+//!   nothing.
+
+pub mod constants;
+pub mod epoch;
+pub mod fit;
+pub mod ledger;
+pub mod memo;
+pub mod profile;
+
+#[cfg(test)]
+mod tests;
+
+use crate::controller::{Config, Controller};
+use crate::event::{AckSample, Decision, LossEvent, SentPacket};
+use crate::metrics::Metrics;
+use crate::spec::{Params, SpecError};
+use crate::time::Time;
+
+use constants::*;
+use epoch::EpochInput;
+use ledger::{Ledger, Outstanding};
+use memo::SendMemo;
+use profile::{DelayProfile, Refit};
+
+/// Counters of what Verus did, for tests and telemetry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerusStats {
+    /// Epochs run after slow start.
+    pub epochs: u64,
+    /// Packets counted lost (expired or declared by the transport).
+    pub losses: u64,
+    /// Loss phases entered.
+    pub loss_phases: u64,
+    /// Timeouts.
+    pub timeouts: u64,
+    /// Slow-start restarts.
+    pub restarts: u64,
+    /// Successful profile fits.
+    pub fits: u64,
+    /// Profile fits that failed (the previous curve stayed).
+    pub failed_fits: u64,
+}
+
+/// The Verus sender.
+#[derive(Clone, Debug)]
+pub struct Verus {
+    r: f64,
+    mss: u64,
+    /// Set by the first event: timers are armed from then on.
+    started: bool,
+    next_epoch: Time,
+    timeout_at: Time,
+    /// When to refit the profile next; `None` in slow start.
+    next_fit: Option<Time>,
+    /// The last ACK that advanced the highest acknowledged sequence.
+    last_ack_at: Time,
+    session: u32,
+    slow_start: bool,
+    loss_phase: bool,
+    leaving_slow_start: bool,
+    /// W, the target window in packets.
+    w: f64,
+    /// Dest, the target delay (ms).
+    dest: f64,
+    /// Dmin (ms), `None` before the first RTT sample of the session.
+    dmin: Option<f64>,
+    dmax_last: Option<f64>,
+    /// dTbar (ms).
+    dtbar: Option<f64>,
+    epoch_max_rtt: Option<f64>,
+    last_rtt_ms: f64,
+    last_send: u64,
+    /// Bytes the transport may still send.
+    allowance: u64,
+    /// Bytes in flight as the transport last reported them.
+    bytes_in_flight: u64,
+    largest_packet: u64,
+    profile: DelayProfile,
+    ledger: Ledger,
+    stats: VerusStats,
+}
+
+impl Verus {
+    /// A Verus sender with ratio threshold `r` and packets of `config.mss` bytes.
+    pub fn new(r: f64, config: &Config) -> Verus {
+        let mss = config.mss.max(1);
+        Verus {
+            r,
+            mss,
+            started: false,
+            next_epoch: Time::ZERO,
+            timeout_at: Time::MAX,
+            next_fit: None,
+            last_ack_at: Time::ZERO,
+            session: 0,
+            slow_start: true,
+            loss_phase: false,
+            leaving_slow_start: false,
+            w: 1.0,
+            dest: 0.0,
+            dmin: None,
+            dmax_last: None,
+            dtbar: None,
+            epoch_max_rtt: None,
+            last_rtt_ms: 0.0,
+            last_send: 0,
+            allowance: mss,
+            bytes_in_flight: 0,
+            largest_packet: mss,
+            profile: DelayProfile::new(),
+            ledger: Ledger::new(),
+            stats: VerusStats::default(),
+        }
+    }
+
+    /// Builds from `r=RATIO` (default 6, between 1 and 1000).
+    pub fn from_params(params: &mut Params, config: &Config) -> Result<Verus, SpecError> {
+        let r = params.take_f64("r", DEFAULT_R, 1.0, 1000.0)?;
+        Ok(Verus::new(r, config))
+    }
+
+    /// The ratio threshold R.
+    pub fn r(&self) -> f64 {
+        self.r
+    }
+
+    /// The target window W in packets.
+    pub fn target_window(&self) -> f64 {
+        self.w
+    }
+
+    /// The target delay Dest in milliseconds.
+    pub fn target_delay_ms(&self) -> f64 {
+        self.dest
+    }
+
+    /// Whether Verus is in slow start.
+    pub fn in_slow_start(&self) -> bool {
+        self.slow_start
+    }
+
+    /// Whether Verus is in a loss phase.
+    pub fn in_loss_phase(&self) -> bool {
+        self.loss_phase
+    }
+
+    /// Packets Verus counts in flight (`Wcrt`).
+    pub fn packets_in_flight(&self) -> f64 {
+        self.ledger.outstanding_bytes() as f64 / self.mss as f64
+    }
+
+    /// Bytes the transport may still send.
+    pub fn allowance_bytes(&self) -> u64 {
+        self.allowance
+    }
+
+    /// The delay profile.
+    pub fn profile(&self) -> &DelayProfile {
+        &self.profile
+    }
+
+    /// What Verus has done so far.
+    pub fn stats(&self) -> VerusStats {
+        self.stats
+    }
+
+    fn dmin_ms(&self) -> f64 {
+        self.dmin.unwrap_or(INITIAL_DMIN_MS)
+    }
+
+    fn start(&mut self, now: Time) {
+        if !self.started {
+            self.started = true;
+            self.next_epoch = now + EPOCH;
+            self.timeout_at = now + INITIAL_TIMEOUT;
+            self.last_ack_at = now;
+        }
+    }
+
+    fn grant(&mut self, packets: f64) {
+        let cap = (self.w.max(1.0).ceil() + 1.0) * self.largest_packet as f64;
+        let add = (packets.max(0.0).floor() * self.mss as f64).min(cap);
+        self.allowance = ((self.allowance as f64 + add).min(cap.max(self.allowance as f64))) as u64;
+    }
+
+    fn curve_inv_or_dmin(&self, w: f64) -> f64 {
+        self.profile.curve_inv(w).unwrap_or_else(|| self.dmin_ms())
+    }
+
+    /// Leaves slow start: from now on epochs run and the profile is refitted.
+    fn end_slow_start(&mut self, now: Time) {
+        self.slow_start = false;
+        self.next_fit = Some(now);
+    }
+
+    /// A new slow-start session: everything learnt is dropped, one packet is allowed.
+    fn restart(&mut self, now: Time) {
+        *self = Verus {
+            session: self.session.wrapping_add(1),
+            started: true,
+            next_epoch: self.next_epoch,
+            timeout_at: now + INITIAL_TIMEOUT,
+            last_ack_at: now,
+            bytes_in_flight: self.bytes_in_flight,
+            largest_packet: self.largest_packet,
+            stats: VerusStats { restarts: self.stats.restarts + 1, ..self.stats },
+            ..Verus::new(self.r, &Config { mss: self.mss, seed: 0 })
+        };
+        self.allowance = self.mss;
+    }
+
+    /// A packet counted lost (paper section 4.4): the first loss of a loss phase cuts W to
+    /// `max(1, min(W, 0.7 x w_lost))` and sets `Dest = curve_inv(W)`; in slow start with
+    /// `W > 20` it also ends slow start, forgetting what is in flight.
+    fn packet_lost(&mut self, now: Time, packet: Outstanding) {
+        self.stats.losses += 1;
+        let w_lost = SendMemo::decode(packet.memo).window_packets();
+        if !self.loss_phase {
+            self.loss_phase = true;
+            self.stats.loss_phases += 1;
+            self.w = (MULTIPLICATIVE_DECREASE * w_lost as f64).min(self.w).max(1.0);
+            self.dest = self.curve_inv_or_dmin(self.w);
+        }
+        if self.slow_start && self.w.floor() > SLOW_START_LOSS_EXIT_WINDOW {
+            self.profile.limit_to(w_lost.max(100));
+            self.ledger.forget_all();
+            self.end_slow_start(now);
+        }
+    }
+
+    /// The loss timer fired: no ACK for `clamp(5 x RTT, 150, 1000)` ms.
+    fn timeout(&mut self, now: Time) {
+        self.stats.timeouts += 1;
+        if !self.ledger.anything_acked() {
+            self.restart(now);
+            return;
+        }
+        if self.slow_start {
+            self.end_slow_start(now);
+        } else {
+            self.loss_phase = true;
+            self.dest = self.dmin_ms();
+            self.ledger.forget_all();
+        }
+        self.timeout_at = now + loss_timeout(self.last_rtt_ms);
+    }
+
+    /// Per-ACK bookkeeping of an acknowledged packet Verus still counted.
+    fn record_ack(&mut self, rtt_ms: f64, w_sent: usize) {
+        self.epoch_max_rtt = Some(self.epoch_max_rtt.map_or(rtt_ms, |m| m.max(rtt_ms)));
+        self.dtbar = Some(self.dtbar.map_or(rtt_ms, |d| (1.0 - EWMA_GAIN) * d + EWMA_GAIN * rtt_ms));
+        self.dmin = Some(self.dmin.map_or(rtt_ms, |d| d.min(rtt_ms)));
+        if !self.loss_phase {
+            self.profile.record(w_sent, rtt_ms);
+        } else {
+            // In the loss phase W grows as in congestion avoidance.
+            self.w += 1.0 / self.w;
+            if self.profile.has_fit() {
+                self.dest = self.dest.min(self.curve_inv_or_dmin(self.w));
+            }
+        }
+    }
+
+    /// One 5 ms epoch: rule 1 always, rules 2 to 7 after slow start.
+    fn epoch(&mut self, now: Time) {
+        for lost in self.ledger.expire(now, MISSING_EXPIRY) {
+            self.packet_lost(now, lost);
+        }
+        if self.slow_start {
+            return;
+        }
+        if self.next_fit.is_some_and(|t| now >= t) {
+            self.next_fit = Some(now + REFIT_INTERVAL);
+            match self.profile.refit() {
+                Refit::Fitted => self.stats.fits += 1,
+                Refit::KeptPrevious(_) => self.stats.failed_fits += 1,
+                Refit::TooNarrow => {
+                    self.restart(now);
+                    return;
+                }
+            }
+        }
+        self.stats.epochs += 1;
+        let input = EpochInput {
+            epoch_max_rtt: self.epoch_max_rtt.take(),
+            since_last_ack: now.saturating_since(self.last_ack_at).as_secs_f64() * 1000.0,
+            dmax_last: self.dmax_last,
+            dmin: self.dmin_ms(),
+            dest: self.dest,
+            wcrt: self.packets_in_flight(),
+            dtbar: self.dtbar.unwrap_or(0.0),
+            leaving_slow_start: self.leaving_slow_start,
+            r: self.r,
+        };
+        let Some(out) = epoch::update(&input, |d| self.profile.curve(d)) else {
+            self.restart(now);
+            return;
+        };
+        self.dmax_last = Some(out.dmax_last);
+        self.dest = out.dest;
+        self.dmin = Some(out.dmin);
+        self.w = out.w.min((MAX_WINDOW - 1) as f64);
+        self.last_send = out.send;
+        self.grant(out.send as f64);
+    }
+}
+
+impl Controller for Verus {
+    fn name(&self) -> &'static str {
+        "verus"
+    }
+
+    fn on_sent(&mut self, now: Time, packet: &SentPacket) -> u64 {
+        self.start(now);
+        self.bytes_in_flight = packet.bytes_in_flight;
+        self.largest_packet = self.largest_packet.max(packet.bytes);
+        self.allowance = self.allowance.saturating_sub(packet.bytes);
+        let memo = SendMemo::new(self.session, self.w).encode();
+        self.ledger.sent(packet.seq, packet.bytes, memo);
+        memo
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckSample) {
+        self.start(now);
+        self.bytes_in_flight = ack.bytes_in_flight;
+        let memo = SendMemo::decode(ack.memo);
+        if memo.session != self.session {
+            return; // an ACK of an older slow-start session
+        }
+        let w_sent = memo.window_packets();
+        let rtt_ms = ack.rtt.as_secs_f64() * 1000.0;
+        if self.slow_start && rtt_ms > SLOW_START_EXIT_RTT_MS {
+            self.w = (MULTIPLICATIVE_DECREASE * w_sent as f64).max(1.0);
+            self.dest = self.curve_inv_or_dmin(self.w);
+            if !self.loss_phase {
+                self.stats.loss_phases += 1;
+            }
+            self.loss_phase = true;
+            self.leaving_slow_start = true;
+            self.end_slow_start(now);
+        }
+        self.timeout_at = now + loss_timeout(rtt_ms);
+        self.last_rtt_ms = rtt_ms;
+        if self.loss_phase && w_sent as f64 <= self.w {
+            self.loss_phase = false;
+            self.leaving_slow_start = false;
+            self.epoch_max_rtt = None;
+        }
+        let acked = self.ledger.acked(now, ack.seq);
+        if acked.packet.is_some() {
+            self.record_ack(rtt_ms, w_sent);
+        }
+        if acked.advanced {
+            self.last_ack_at = now;
+        }
+        if self.slow_start {
+            let packets = (ack.bytes as f64 / self.mss as f64).max(1.0);
+            self.w = (self.w + packets).min((MAX_WINDOW - 1) as f64);
+            let wcrt = self.packets_in_flight();
+            self.grant(self.w - wcrt);
+        }
+    }
+
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        self.start(now);
+        self.bytes_in_flight = loss.bytes_in_flight;
+        if SendMemo::decode(loss.memo).session != self.session {
+            return;
+        }
+        if let Some(packet) = self.ledger.lost(loss.seq) {
+            self.packet_lost(now, packet);
+        }
+    }
+
+    fn on_timer(&mut self, now: Time) {
+        self.start(now);
+        if now >= self.timeout_at {
+            self.timeout(now);
+        }
+        if now >= self.next_epoch {
+            self.epoch(now);
+            let next = self.next_epoch + EPOCH;
+            self.next_epoch = if next > now { next } else { now + EPOCH };
+        }
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        self.started.then(|| self.next_epoch.min(self.timeout_at))
+    }
+
+    fn decision(&self) -> Decision {
+        Decision { window: self.bytes_in_flight.saturating_add(self.allowance), pacing_rate: None }
+    }
+
+    fn metrics(&self) -> Metrics {
+        let state = if self.slow_start {
+            "slow_start"
+        } else if self.loss_phase {
+            "loss"
+        } else {
+            "normal"
+        };
+        let ms = |v: f64| std::time::Duration::from_micros((v.max(0.0) * 1000.0) as u64);
+        Metrics {
+            srtt: self.dtbar.map(ms),
+            min_rtt: self.dmin.map(ms),
+            extra: vec![
+                ("w", self.w),
+                ("dest_ms", self.dest),
+                ("wcrt", self.packets_in_flight()),
+                ("send", self.last_send as f64),
+                ("allowance_bytes", self.allowance as f64),
+                ("dmax_last_ms", self.dmax_last.unwrap_or(0.0)),
+            ],
+            ..Metrics::new(self.decision().window, state)
+        }
+    }
+}

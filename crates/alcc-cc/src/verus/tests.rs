@@ -1,0 +1,302 @@
+//! Exact tests of the controller's event handling on crafted event sequences.
+
+use std::time::Duration;
+
+use super::*;
+
+const MSS: u64 = 1000;
+
+/// A minimal transport: sends whatever the decision allows, remembers memos and send times.
+struct Harness {
+    v: Verus,
+    next_seq: u64,
+    in_flight: std::collections::BTreeMap<u64, (u64, Time)>,
+    /// Extra RTT per packet of window above 2, so that the profile rises like a queue's
+    /// (a flat profile cannot map any higher target delay and restarts slow start).
+    queue_ms_per_packet: f64,
+}
+
+impl Harness {
+    fn new(r: f64) -> Harness {
+        Harness {
+            v: Verus::new(r, &Config { mss: MSS, seed: 0 }),
+            next_seq: 1,
+            in_flight: Default::default(),
+            queue_ms_per_packet: 0.0,
+        }
+    }
+
+    fn bif(&self) -> u64 {
+        self.in_flight.len() as u64 * MSS
+    }
+
+    /// Sends every packet the window allows; returns their sequence numbers.
+    fn send(&mut self, now: Time) -> Vec<u64> {
+        let mut sent = Vec::new();
+        while self.bif() + MSS <= self.v.decision().window {
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            let bytes_in_flight = self.bif() + MSS;
+            let memo = self.v.on_sent(now, &SentPacket { seq, bytes: MSS, bytes_in_flight });
+            self.in_flight.insert(seq, (memo, now));
+            sent.push(seq);
+        }
+        sent
+    }
+
+    fn ack(&mut self, now: Time, seq: u64) {
+        let (memo, sent_at) = self.in_flight.remove(&seq).expect("acking a packet in flight");
+        let w = SendMemo::decode(memo).window_packets() as f64;
+        let queue = Duration::from_secs_f64(self.queue_ms_per_packet * (w - 2.0).max(0.0) / 1000.0);
+        let ack = AckSample {
+            seq,
+            bytes: MSS,
+            sent_at,
+            rtt: now - sent_at + queue,
+            bytes_in_flight: self.bif(),
+            delivered: 0,
+            memo,
+        };
+        self.v.on_ack(now, &ack);
+    }
+
+    fn lose(&mut self, now: Time, seq: u64) {
+        let (memo, sent_at) = self.in_flight.remove(&seq).expect("losing a packet in flight");
+        self.v.on_loss(now, &LossEvent { seq, bytes: MSS, sent_at, bytes_in_flight: self.bif(), memo });
+    }
+
+    /// Fires the timer at every deadline up to `until`.
+    fn run_timers(&mut self, until: Time) {
+        while let Some(t) = self.v.next_timer() {
+            if t > until {
+                break;
+            }
+            self.v.on_timer(t);
+        }
+    }
+}
+
+fn ms(t: u64) -> Time {
+    Time::from_millis(t)
+}
+
+/// Slow start on a path with a 40 ms RTT: every packet is acknowledged 40 ms after it was
+/// sent, in rounds, until the window passes `until_w`. Returns the time reached.
+fn slow_start_rounds(h: &mut Harness, until_w: f64) -> Time {
+    let mut now = ms(0);
+    let mut batch = h.send(now);
+    while h.v.target_window() < until_w {
+        now += Duration::from_millis(40);
+        h.run_timers(now);
+        let mut next = Vec::new();
+        for seq in batch {
+            h.ack(now, seq);
+            next.extend(h.send(now));
+        }
+        batch = next;
+    }
+    now
+}
+
+#[test]
+fn slow_start_grows_by_one_per_ack_and_allows_w_minus_wcrt() {
+    let mut h = Harness::new(6.0);
+    assert_eq!(h.v.decision().window, MSS);
+    assert_eq!(h.send(ms(0)), vec![1]);
+    assert_eq!(h.v.decision().window, MSS); // the allowance is used up
+    h.ack(ms(40), 1);
+    assert_eq!(h.v.target_window(), 2.0);
+    assert_eq!(h.v.allowance_bytes(), 2 * MSS); // W - Wcrt = 2 - 0
+    assert_eq!(h.send(ms(40)), vec![2, 3]);
+    h.ack(ms(80), 2);
+    assert_eq!(h.v.target_window(), 3.0);
+    assert_eq!(h.send(ms(80)), vec![4, 5]); // 3 - 1 in flight
+    assert!(h.v.in_slow_start());
+    assert_eq!(h.v.profile().raw(1), Some(40.0));
+    assert_eq!(h.v.profile().raw(2), Some(40.0));
+    // The memo carries the window each packet was sent at.
+    assert_eq!(SendMemo::decode(h.in_flight[&4].0).window_packets(), 3);
+}
+
+#[test]
+fn slow_start_exits_on_an_rtt_above_500ms() {
+    let mut h = Harness::new(6.0);
+    let now = slow_start_rounds(&mut h, 100.0);
+    assert!(h.v.in_slow_start());
+    // A packet in flight, as if sent at W = 60, comes back after 501 ms.
+    let seq = *h.in_flight.keys().next().unwrap();
+    h.in_flight.insert(seq, (SendMemo::new(0, 60.0).encode(), now));
+    h.ack(now + Duration::from_millis(501), seq);
+    assert!(!h.v.in_slow_start());
+    assert!(h.v.in_loss_phase());
+    // W = 0.7 x 60 = 42, then +1/W for this ACK (in the loss phase).
+    assert!((h.v.target_window() - (42.0 + 1.0 / 42.0)).abs() < 1e-9);
+    assert_eq!(h.v.target_delay_ms(), 40.0); // curve_inv(42) on the raw profile
+}
+
+#[test]
+fn an_rtt_of_exactly_500ms_stays_in_slow_start() {
+    let mut h = Harness::new(6.0);
+    h.send(ms(0));
+    h.ack(ms(500), 1);
+    assert!(h.v.in_slow_start());
+}
+
+#[test]
+fn loss_phase_entry_cuts_to_70_percent_of_the_lost_window_once() {
+    let mut h = Harness::new(6.0);
+    let now = slow_start_rounds(&mut h, 60.0);
+    // End slow start by a loss that leaves W > 20: the newest packet in flight.
+    let victim = *h.in_flight.keys().next_back().unwrap();
+    let w_victim = SendMemo::decode(h.in_flight[&victim].0).window_packets() as f64;
+    let w_before = h.v.target_window();
+    h.lose(now, victim);
+    assert!(!h.v.in_slow_start());
+    assert!(h.v.in_loss_phase());
+    let expected = (0.7 * w_victim).min(w_before).max(1.0);
+    assert_eq!(h.v.target_window(), expected);
+    assert_eq!(h.v.packets_in_flight(), 0.0); // slow start's packets are forgotten
+    assert_eq!(h.v.stats().loss_phases, 1);
+    // A second loss in the same loss phase does not cut again.
+    let again = *h.in_flight.keys().next().unwrap();
+    h.lose(now, again);
+    assert_eq!(h.v.target_window(), expected);
+    assert_eq!(h.v.stats().loss_phases, 1);
+}
+
+#[test]
+fn loss_in_slow_start_below_21_packets_stays_in_slow_start() {
+    let mut h = Harness::new(6.0);
+    let now = slow_start_rounds(&mut h, 10.0);
+    let victim = *h.in_flight.keys().next().unwrap();
+    h.lose(now, victim);
+    assert!(h.v.in_slow_start());
+    assert!(h.v.in_loss_phase());
+    assert!(h.v.target_window() <= 10.0 * 0.7 + 1e-9);
+}
+
+#[test]
+fn loss_phase_entry_formula_with_a_small_lost_window() {
+    let mut h = Harness::new(6.0);
+    slow_start_rounds(&mut h, 40.0);
+    let now = ms(10_000);
+    // A packet recorded as sent at W = 1: W becomes max(1, min(W, 0.7)) = 1.
+    let seq = h.send(now).first().copied().unwrap_or_else(|| *h.in_flight.keys().next().unwrap());
+    let memo = SendMemo::new(0, 1.0).encode();
+    h.in_flight.insert(seq, (memo, now));
+    h.v.ledger.sent(seq, MSS, memo);
+    h.lose(now, seq);
+    assert_eq!(h.v.target_window(), 1.0);
+}
+
+#[test]
+fn missing_packets_expire_after_150ms_and_are_counted_once() {
+    let mut h = Harness::new(6.0);
+    let now = slow_start_rounds(&mut h, 8.0);
+    let seqs: Vec<u64> = h.in_flight.keys().copied().collect();
+    assert!(seqs.len() >= 3);
+    // Acknowledge the last one only: the others become missing at `now + 10 ms`.
+    let t = now + Duration::from_millis(10);
+    h.ack(t, *seqs.last().unwrap());
+    h.run_timers(t + Duration::from_millis(149));
+    assert_eq!(h.v.stats().losses, 0);
+    h.run_timers(t + Duration::from_millis(150));
+    assert_eq!(h.v.stats().losses, (seqs.len() - 1) as u64);
+    assert_eq!(h.v.stats().loss_phases, 1);
+    // The transport declaring them lost later changes nothing.
+    let before = h.v.stats();
+    for &s in &seqs[..seqs.len() - 1] {
+        h.lose(t + Duration::from_millis(200), s);
+    }
+    assert_eq!(h.v.stats(), before);
+}
+
+#[test]
+fn timeout_without_any_ack_restarts_slow_start() {
+    let mut h = Harness::new(6.0);
+    h.send(ms(0));
+    assert_eq!(h.v.next_timer(), Some(ms(5)));
+    h.run_timers(ms(999));
+    assert_eq!(h.v.stats().restarts, 0);
+    h.run_timers(ms(1000));
+    assert_eq!(h.v.stats().restarts, 1);
+    assert_eq!(h.v.decision().window, h.bif() + MSS); // one new packet allowed
+                                                      // The old session's ACK is dropped.
+    h.ack(ms(1001), 1);
+    assert_eq!(h.v.target_window(), 1.0);
+    assert_eq!(h.v.profile().raw(1), None);
+}
+
+#[test]
+fn timeout_in_slow_start_after_acks_ends_slow_start() {
+    let mut h = Harness::new(6.0);
+    // Enough windows that the profile can be fitted (a profile narrower than 5 windows
+    // would restart slow start at the first refit).
+    let now = slow_start_rounds(&mut h, 12.0);
+    // The last ACK had a 40 ms RTT: the timeout is clamp(200, 150, 1000) = 200 ms later.
+    h.run_timers(now + Duration::from_millis(199));
+    assert!(h.v.in_slow_start());
+    h.run_timers(now + Duration::from_millis(200));
+    assert!(!h.v.in_slow_start());
+    assert_eq!(h.v.stats().timeouts, 1);
+    assert_eq!(h.v.stats().restarts, 0);
+}
+
+#[test]
+fn timeout_after_slow_start_enters_the_loss_phase_at_dmin() {
+    let mut h = Harness::new(6.0);
+    h.queue_ms_per_packet = 1.0;
+    let now = slow_start_rounds(&mut h, 12.0);
+    let t = h.v.timeout_at;
+    assert_eq!(t, now + loss_timeout(h.v.last_rtt_ms));
+    h.run_timers(t); // ends slow start
+    assert!(!h.v.in_slow_start());
+    h.send(t);
+    assert!(h.v.packets_in_flight() > 0.0);
+    // Nothing is acknowledged: the next timeout, 5 x the last RTT after the first, opens a
+    // loss phase (called directly so that no epoch runs after it at the same instant).
+    let deadline = h.v.timeout_at;
+    assert_eq!(deadline, t + loss_timeout(h.v.last_rtt_ms));
+    h.run_timers(deadline.saturating_sub(Duration::from_micros(1)));
+    assert_eq!(h.v.stats().timeouts, 1);
+    h.v.timeout(deadline);
+    assert_eq!(h.v.stats().timeouts, 2);
+    assert!(h.v.in_loss_phase());
+    assert_eq!(h.v.packets_in_flight(), 0.0);
+    assert_eq!(h.v.target_delay_ms(), 40.0); // Dmin
+    assert_eq!(h.v.stats().restarts, 0);
+}
+
+#[test]
+fn epochs_run_every_5ms_and_one_after_a_jump() {
+    let mut h = Harness::new(6.0);
+    h.queue_ms_per_packet = 1.0;
+    let now = slow_start_rounds(&mut h, 60.0);
+    let victim = *h.in_flight.keys().next_back().unwrap();
+    h.lose(now, victim); // ends slow start
+    assert!(!h.v.in_slow_start());
+    let start = h.v.stats().epochs;
+    let first = h.v.next_timer().unwrap();
+    h.run_timers(first + Duration::from_millis(45));
+    assert_eq!(h.v.stats().restarts, 0);
+    assert_eq!(h.v.stats().epochs - start, 10);
+    // Jump 10 s: a single epoch (and the timeout) fire, then the 5 ms rhythm resumes.
+    let late = first + Duration::from_secs(10);
+    h.v.on_timer(late);
+    assert_eq!(h.v.stats().epochs - start, 11);
+    assert_eq!(h.v.next_timer(), Some(late + EPOCH));
+}
+
+#[test]
+fn registry_builds_verus_with_r() {
+    let c = crate::registry::by_name("verus:r=2").unwrap();
+    assert_eq!(c.name(), "verus");
+    let mut p = Params::parse("verus:r=4").unwrap();
+    assert_eq!(Verus::from_params(&mut p, &Config::default()).unwrap().r(), 4.0);
+    assert_eq!(
+        Verus::from_params(&mut Params::parse("verus").unwrap(), &Config::default()).unwrap().r(),
+        6.0
+    );
+    assert!(crate::registry::by_name("verus:r=0.5").is_err());
+    assert!(crate::registry::by_name("verus:q=1").is_err());
+}
