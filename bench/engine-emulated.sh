@@ -103,10 +103,13 @@ below_cwnd() {
 
 if [ "$delay_part" -eq 1 ]; then
   echo "== downloads by curl, ${secs} s each, 10 ms one-way delay, 2 MB drop-tail downlink queue"
-  printf '%-12s %-6s %10s %8s %10s %8s %12s\n' trace cc "Mbit/s" "x cubic" "p95 ms" "x cubic" "win<cwnd"
+  echo "   (sim: the same controller in \`alcc sim\` on the same trace, throughput and p95 ratios to"
+  echo "    simulated CUBIC: the ceiling with an ideal return path and no delayed ACKs)"
+  printf '%-12s %-6s %10s %8s %10s %8s %12s %10s %10s\n' trace cc "Mbit/s" "x cubic" "p95 ms" "x cubic" "win<cwnd" \
+    "sim tput" "sim p95"
   for trace in "${traces[@]}"; do
     name="$(basename "$trace" .trace)"
-    base_tput="" base_p95=""
+    base_tput="" base_p95="" sim_base=""
     for cc in "${ccs[@]}"; do
       tag="$name-$cc"
       run_download "$trace" "$cc" "$tag"
@@ -120,7 +123,16 @@ if [ "$delay_part" -eq 1 ]; then
       fi
       rt="$(awk -v a="$tput" -v b="$base_tput" 'BEGIN {printf "%.2f", a / b}')"
       rd="$(awk -v a="$p95" -v b="$base_p95" 'BEGIN {printf "%.3f", a / b}')"
-      printf '%-12s %-6s %10.2f %8s %10.1f %8s %12s\n' "$name" "${cc/none/cubic}" "$tput" "$rt" "$p95" "$rd" "$below"
+      sim_cc="${cc/none/cubic}"
+      "$A" sim --trace "$trace" --cc "$sim_cc" --delay 10 --queue bytes=2000000 --duration "$secs" \
+        >"$out/$tag.sim.json"
+      if [ "$cc" = none ]; then sim_base="$out/$tag.sim.json"; fi
+      st="$(jq -n --slurpfile a "$out/$tag.sim.json" --slurpfile b "$sim_base" \
+        '$a[0].throughput_mbps / $b[0].throughput_mbps * 100 | round / 100')"
+      sd="$(jq -n --slurpfile a "$out/$tag.sim.json" --slurpfile b "$sim_base" \
+        '$a[0].delay_p95_ms / $b[0].delay_p95_ms * 1000 | round / 1000')"
+      printf '%-12s %-6s %10.2f %8s %10.1f %8s %12s %10s %10s\n' "$name" "$sim_cc" "$tput" "$rt" "$p95" "$rd" \
+        "$below" "$st" "$sd"
     done
   done
 fi
