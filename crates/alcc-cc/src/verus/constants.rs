@@ -35,6 +35,12 @@ pub const TIMEOUT_RTTS: f64 = 5.0;
 pub const DMIN_BUMP_MS: f64 = 10.0;
 /// The largest window (packets) the delay profile holds (the reference's `MAX_W_DELAY_CURVE`).
 pub const MAX_WINDOW: usize = 40_000;
+/// A packet counts as sent at a window-limited moment when the peak flight is within this many
+/// packets of W (see `usage`; our addition for transports that hold the flight below W).
+pub const WINDOW_USE_SLACK: f64 = 1.0;
+/// In slow start, an ACK of a packet that was not window-limited caps W at this many times the
+/// used flight (RFC 7661 section 4.3's idea: the window stays near twice what was used).
+pub const UNUSED_WINDOW_CAP: f64 = 2.0;
 /// Dmin before any RTT sample (the reference's initial value).
 pub const INITIAL_DMIN_MS: f64 = 1000.0;
 /// Gain of the EWMAs of the RTT (`dTbar`) and of the per-window profile delays.

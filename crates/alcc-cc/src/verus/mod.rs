@@ -17,7 +17,7 @@
 //!   [`Controller::on_sent`] consumes it.
 //! - No pacing: like the reference, each epoch's packets leave back to back (at most one
 //!   epoch's worth, a 5 ms burst at the target rate).
-//! - The window W at send time and the slow-start session travel in the `on_sent` memo
+//! - The window at send time and the slow-start session travel in the `on_sent` memo
 //!   ([`memo`]), where the reference carries them in the packet header.
 //! - Epochs and the loss timeout run on [`Controller::next_timer`]. After a jump in time only
 //!   one epoch runs; the jump itself shows up as a long wait for an ACK (rule 2).
@@ -35,6 +35,13 @@
 //!   bank allowance and burst later (the reference's sender is always backlogged).
 //! - `curve_inv` of a window that was never seen on the raw profile reads the nearest seen
 //!   window (the reference reads an unset entry, -1).
+//! - The window is *validated* (RFC 7661's idea, [`usage`]): the reference is its own transport
+//!   and W always binds; over kernel TCP the kernel's cwnd may hold the flight below W. So a
+//!   packet's window in the memo (the profile key, `w_lost`, the slow-start exit window) is
+//!   the peak flight of the last two epochs (at send or at the ACK, whichever is larger)
+//!   unless that is within a packet of W, and in slow start only ACKs of such window-limited
+//!   packets grow W; others cap W at twice the used flight. Where W binds (the simulator) this
+//!   is the reference's rule.
 //! - Like the reference we keep two rules `ALGORITHMS.md` does not list: while the loss
 //!   phase opened by leaving slow start on a high RTT lasts, rule 4's ratio branch does
 //!   nothing; and when `Dest` is at `Dmin` with 2 or more packets in flight, the epoch sends
@@ -46,6 +53,7 @@ pub mod fit;
 pub mod ledger;
 pub mod memo;
 pub mod profile;
+pub mod usage;
 
 #[cfg(test)]
 mod tests;
@@ -55,12 +63,14 @@ use crate::event::{AckSample, Decision, LossEvent, SentPacket};
 use crate::metrics::Metrics;
 use crate::spec::{Params, SpecError};
 use crate::time::Time;
+use std::time::Duration;
 
 use constants::*;
 use epoch::EpochInput;
 use ledger::{Ledger, Outstanding};
 use memo::SendMemo;
 use profile::{DelayProfile, Refit};
+use usage::WindowUsage;
 
 /// Counters of what Verus did, for tests and telemetry.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -94,7 +104,7 @@ pub struct Verus {
     next_fit: Option<Time>,
     /// The last ACK that advanced the highest acknowledged sequence.
     last_ack_at: Time,
-    session: u32,
+    session: u16,
     slow_start: bool,
     loss_phase: bool,
     leaving_slow_start: bool,
@@ -115,6 +125,8 @@ pub struct Verus {
     /// Bytes in flight as the transport last reported them.
     bytes_in_flight: u64,
     largest_packet: u64,
+    /// How much of W the transport let out lately.
+    usage: WindowUsage,
     profile: DelayProfile,
     ledger: Ledger,
     stats: VerusStats,
@@ -147,6 +159,7 @@ impl Verus {
             allowance: mss,
             bytes_in_flight: 0,
             largest_packet: mss,
+            usage: WindowUsage::new(),
             profile: DelayProfile::new(),
             ledger: Ledger::new(),
             stats: VerusStats::default(),
@@ -254,7 +267,7 @@ impl Verus {
     /// `W > 20` it also ends slow start, forgetting what is in flight.
     fn packet_lost(&mut self, now: Time, packet: Outstanding) {
         self.stats.losses += 1;
-        let w_lost = SendMemo::decode(packet.memo).window_packets();
+        let w_lost = self.usage.window_in_use(SendMemo::decode(packet.memo)).packets;
         if !self.loss_phase {
             self.loss_phase = true;
             self.stats.loss_phases += 1;
@@ -355,7 +368,9 @@ impl Controller for Verus {
         self.bytes_in_flight = packet.bytes_in_flight;
         self.largest_packet = self.largest_packet.max(packet.bytes);
         self.allowance = self.allowance.saturating_sub(packet.bytes);
-        let memo = SendMemo::new(self.session, self.w).encode();
+        let flight = packet.bytes_in_flight as f64 / self.mss as f64;
+        self.usage.sent(flight);
+        let memo = SendMemo::new(self.session, self.w, flight).encode();
         self.ledger.sent(packet.seq, packet.bytes, memo);
         memo
     }
@@ -367,7 +382,8 @@ impl Controller for Verus {
         if memo.session != self.session {
             return; // an ACK of an older slow-start session
         }
-        let w_sent = memo.window_packets();
+        let in_use = self.usage.window_in_use(memo);
+        let w_sent = in_use.packets;
         let rtt_ms = ack.rtt.as_secs_f64() * 1000.0;
         if self.slow_start && rtt_ms > SLOW_START_EXIT_RTT_MS {
             self.w = (MULTIPLICATIVE_DECREASE * w_sent as f64).max(1.0);
@@ -394,8 +410,15 @@ impl Controller for Verus {
             self.last_ack_at = now;
         }
         if self.slow_start {
-            let packets = (ack.bytes as f64 / self.mss as f64).max(1.0);
-            self.w = (self.w + packets).min((MAX_WINDOW - 1) as f64);
+            if in_use.window_limited {
+                let packets = (ack.bytes as f64 / self.mss as f64).max(1.0);
+                self.w = (self.w + packets).min((MAX_WINDOW - 1) as f64);
+            } else {
+                // W did not bind: keep it within twice the flight that was let out (the
+                // packet's window here is that flight).
+                let used = self.usage.used().max(w_sent as f64);
+                self.w = self.w.min((UNUSED_WINDOW_CAP * used).max(1.0));
+            }
             let wcrt = self.packets_in_flight();
             self.grant(self.w - wcrt);
         }
@@ -419,6 +442,8 @@ impl Controller for Verus {
         }
         if now >= self.next_epoch {
             self.epoch(now);
+            let rtt = Duration::from_micros((self.dtbar.unwrap_or(0.0).max(0.0) * 1000.0) as u64);
+            self.usage.roll(now, rtt.max(EPOCH));
             let next = self.next_epoch + EPOCH;
             self.next_epoch = if next > now { next } else { now + EPOCH };
         }

@@ -14,6 +14,9 @@ struct Harness {
     /// Extra RTT per packet of window above 2, so that the profile rises like a queue's
     /// (a flat profile cannot map any higher target delay and restarts slow start).
     queue_ms_per_packet: f64,
+    /// The most packets the transport lets into flight, whatever the window (kernel mode's
+    /// kernel cwnd).
+    flight_cap: u64,
 }
 
 impl Harness {
@@ -23,6 +26,7 @@ impl Harness {
             next_seq: 1,
             in_flight: Default::default(),
             queue_ms_per_packet: 0.0,
+            flight_cap: u64::MAX,
         }
     }
 
@@ -33,7 +37,8 @@ impl Harness {
     /// Sends every packet the window allows; returns their sequence numbers.
     fn send(&mut self, now: Time) -> Vec<u64> {
         let mut sent = Vec::new();
-        while self.bif() + MSS <= self.v.decision().window {
+        while self.bif() + MSS <= self.v.decision().window && (self.in_flight.len() as u64) < self.flight_cap
+        {
             let seq = self.next_seq;
             self.next_seq += 1;
             let bytes_in_flight = self.bif() + MSS;
@@ -125,7 +130,7 @@ fn slow_start_exits_on_an_rtt_above_500ms() {
     assert!(h.v.in_slow_start());
     // A packet in flight, as if sent at W = 60, comes back after 501 ms.
     let seq = *h.in_flight.keys().next().unwrap();
-    h.in_flight.insert(seq, (SendMemo::new(0, 60.0).encode(), now));
+    h.in_flight.insert(seq, (SendMemo::new(0, 60.0, 60.0).encode(), now));
     h.ack(now + Duration::from_millis(501), seq);
     assert!(!h.v.in_slow_start());
     assert!(h.v.in_loss_phase());
@@ -182,7 +187,7 @@ fn loss_phase_entry_formula_with_a_small_lost_window() {
     let now = ms(10_000);
     // A packet recorded as sent at W = 1: W becomes max(1, min(W, 0.7)) = 1.
     let seq = h.send(now).first().copied().unwrap_or_else(|| *h.in_flight.keys().next().unwrap());
-    let memo = SendMemo::new(0, 1.0).encode();
+    let memo = SendMemo::new(0, 1.0, 1.0).encode();
     h.in_flight.insert(seq, (memo, now));
     h.v.ledger.sent(seq, MSS, memo);
     h.lose(now, seq);
@@ -299,4 +304,69 @@ fn registry_builds_verus_with_r() {
     );
     assert!(crate::registry::by_name("verus:r=0.5").is_err());
     assert!(crate::registry::by_name("verus:q=1").is_err());
+}
+
+/// Acknowledges everything in flight in rounds of 40 ms, `rounds` times, sending what is
+/// allowed after each ACK. Returns the time reached.
+fn ack_rounds(h: &mut Harness, mut now: Time, rounds: usize) -> Time {
+    for _ in 0..rounds {
+        now += Duration::from_millis(40);
+        h.run_timers(now);
+        let batch: Vec<u64> = h.in_flight.keys().copied().collect();
+        for seq in batch {
+            h.ack(now, seq);
+            h.send(now);
+        }
+    }
+    now
+}
+
+#[test]
+fn slow_start_does_not_grow_w_while_the_transport_holds_the_flight_below_it() {
+    let mut h = Harness::new(6.0);
+    h.flight_cap = 4;
+    h.send(ms(0));
+    let now = ack_rounds(&mut h, ms(0), 3);
+    // Rounds of 1, 2 and 4 packets, all sent with the flight within a packet of W: W = 8.
+    assert_eq!(h.v.target_window(), 8.0);
+    let w = h.v.target_window();
+    let now = ack_rounds(&mut h, now, 40);
+    assert!(h.v.in_slow_start());
+    // 40 more rounds (160 ACKs) without growth: W stays at twice the flight.
+    assert_eq!(h.v.target_window(), w);
+    assert!(h.v.target_window() <= 2.0 * 4.0);
+    // Packets sent while held at 4 count as sent at the flight, not at W.
+    let memo = SendMemo::decode(h.in_flight.values().next().unwrap().0);
+    assert_eq!((memo.window_packets(), memo.flight), (8, 4));
+    let in_use = h.v.usage.window_in_use(memo);
+    assert_eq!((in_use.packets, in_use.window_limited), (4, false));
+    assert_eq!(h.v.profile().raw(8), None); // no delay recorded at a window never in flight
+    assert!(h.v.profile().raw(4).is_some());
+    // The transport lets more out: W grows again.
+    h.flight_cap = u64::MAX;
+    h.send(now);
+    ack_rounds(&mut h, now, 2);
+    assert!(h.v.target_window() > 2.0 * w);
+}
+
+#[test]
+fn slow_start_caps_w_at_twice_the_flight_when_the_transport_throttles() {
+    let mut h = Harness::new(6.0);
+    let now = slow_start_rounds(&mut h, 64.0);
+    assert!(h.v.target_window() >= 64.0);
+    h.flight_cap = 3;
+    // The flight drains to 3 packets; once ACKs of packets sent at that flight come back and
+    // the peak of the last two RTTs is 3, W falls to 2 x 3.
+    let batch: Vec<u64> = h.in_flight.keys().copied().collect();
+    let mut t = now;
+    for seq in batch {
+        t += Duration::from_millis(1);
+        h.ack(t, seq);
+        h.send(t);
+    }
+    let t = ack_rounds(&mut h, t, 4);
+    assert!(h.v.in_slow_start());
+    assert_eq!(h.v.target_window(), 6.0);
+    ack_rounds(&mut h, t, 10);
+    assert_eq!(h.v.target_window(), 6.0);
 }
