@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use alcc_cc::{Controller, SentPacket, Time};
 
@@ -280,7 +281,8 @@ impl Flow {
             return Err(Some(self.pacer.earliest()));
         }
         let mss = self.feedback.tcp_info().map_or(self.default_mss, |i| u64::from(i.snd_mss)).max(1);
-        chunk_size(queued, d.window, in_flight, mss, d.pacing_rate, self.limits.max_chunk).ok_or(None)
+        let srtt = self.feedback.tcp_info().map(|i| Duration::from_micros(u64::from(i.rtt)));
+        chunk_size(queued, d.window, in_flight, mss, d.pacing_rate, srtt, self.limits.max_chunk).ok_or(None)
     }
 
     /// Lets the kernel spread each chunk's segments at a little above the controller's
@@ -364,17 +366,22 @@ const STALL_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 /// How many bytes the next chunk carries, or `None` to wait for acknowledgements.
 ///
 /// The chunk fits the window (`in_flight + chunk <= window`, the controller contract), is at
-/// most `max_chunk`, about a millisecond at the pacing rate and a quarter of the window (so
-/// that ACK timestamps come several times per window), and is a whole number of segments
-/// whenever at least one segment fits (DESIGN.md: write MSS multiples). With data in flight
-/// it waits for a whole segment of room rather than writing slivers; with nothing in flight
-/// it sends what the window allows, however small.
+/// most `max_chunk`, about a millisecond of sending and a quarter of the window (so that ACK
+/// timestamps come several times per window), and is a whole number of segments whenever at
+/// least one segment fits (DESIGN.md: write MSS multiples). A millisecond is read at the
+/// pacing rate, or, for an unpaced controller, at the rate its window implies over the
+/// kernel's smoothed RTT, `window / srtt` (an unpaced window is spent over about one RTT):
+/// otherwise an unpaced controller with a large window (Verus) gets its allowance in a few
+/// big writes and one ACK sample per write, a handful per RTT where it expects one per
+/// packet. With data in flight it waits for a whole segment of room rather than writing
+/// slivers; with nothing in flight it sends what the window allows, however small.
 pub(crate) fn chunk_size(
     queued: u64,
     window: u64,
     in_flight: u64,
     mss: u64,
     pacing_rate: Option<u64>,
+    srtt: Option<Duration>,
     max_chunk: u64,
 ) -> Option<u64> {
     let mss = mss.max(1);
@@ -382,9 +389,24 @@ pub(crate) fn chunk_size(
     if room == 0 || queued == 0 || (room < mss && in_flight > 0 && queued >= mss) {
         return None;
     }
-    let budget = Pacer::chunk_budget(pacing_rate).unwrap_or(u64::MAX).min(window / 4).max(mss);
+    let millisecond = match pacing_rate {
+        Some(_) => Pacer::chunk_budget(pacing_rate),
+        None => srtt.and_then(|rtt| window_per_millisecond(window, rtt)),
+    };
+    let budget = millisecond.unwrap_or(u64::MAX).min(window / 4).max(mss);
     let want = queued.min(room).min(max_chunk.max(mss)).min(budget);
     Some(if want >= mss { want / mss * mss } else { want })
+}
+
+/// The bytes of `window` sent in one millisecond if the window is spread over `srtt`;
+/// `None` (no limit) for an RTT below a millisecond.
+fn window_per_millisecond(window: u64, srtt: Duration) -> Option<u64> {
+    let rtt_us = u64::try_from(srtt.as_micros()).unwrap_or(u64::MAX);
+    if rtt_us <= 1000 {
+        return None;
+    }
+    let bytes = u128::from(window) * 1000 / u128::from(rtt_us);
+    Some(u64::try_from(bytes).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
@@ -395,19 +417,38 @@ mod tests {
     #[test]
     fn chunks_fit_the_window_in_whole_segments() {
         // 10 segments of window, 3 in flight: room 7, capped at a quarter window (2.5 -> 2).
-        assert_eq!(chunk_size(1 << 20, 10_000, 3_000, 1_000, None, 64_000), Some(2_000));
+        assert_eq!(chunk_size(1 << 20, 10_000, 3_000, 1_000, None, None, 64_000), Some(2_000));
         // Less than a segment of room with data in flight: wait.
-        assert_eq!(chunk_size(1 << 20, 10_000, 9_500, 1_000, None, 64_000), None);
+        assert_eq!(chunk_size(1 << 20, 10_000, 9_500, 1_000, None, None, 64_000), None);
         // A window below one segment still moves when nothing is in flight.
-        assert_eq!(chunk_size(1 << 20, 700, 0, 1_000, None, 64_000), Some(700));
+        assert_eq!(chunk_size(1 << 20, 700, 0, 1_000, None, None, 64_000), Some(700));
         // The tail of the queue goes as it is.
-        assert_eq!(chunk_size(300, 10_000, 5_000, 1_000, None, 64_000), Some(300));
+        assert_eq!(chunk_size(300, 10_000, 5_000, 1_000, None, None, 64_000), Some(300));
         // 1 MB/s pacing: a millisecond is 1000 bytes, one segment.
-        assert_eq!(chunk_size(1 << 20, u64::MAX, 0, 1_000, Some(1_000_000), 64_000), Some(1_000));
+        assert_eq!(chunk_size(1 << 20, u64::MAX, 0, 1_000, Some(1_000_000), None, 64_000), Some(1_000));
         // Unbounded window: max_chunk, rounded down to segments.
-        assert_eq!(chunk_size(1 << 20, u64::MAX, 0, 1_448, None, 65_536), Some(65_160));
-        assert_eq!(chunk_size(0, u64::MAX, 0, 1_448, None, 65_536), None);
-        assert_eq!(chunk_size(10, 100, 100, 1_448, None, 65_536), None);
+        assert_eq!(chunk_size(1 << 20, u64::MAX, 0, 1_448, None, None, 65_536), Some(65_160));
+        assert_eq!(chunk_size(0, u64::MAX, 0, 1_448, None, None, 65_536), None);
+        assert_eq!(chunk_size(10, 100, 100, 1_448, None, None, 65_536), None);
+    }
+
+    #[test]
+    fn unpaced_chunks_are_a_millisecond_of_the_window_over_the_rtt() {
+        let rtt = |ms| Some(Duration::from_millis(ms));
+        // 1 MB window over a 500 ms RTT: 2 000 bytes a millisecond, one 1 448-byte segment
+        // (without the RTT: a quarter window, capped at 256 KiB).
+        assert_eq!(chunk_size(1 << 30, 1_000_000, 0, 1_448, None, rtt(500), 262_144), Some(1_448));
+        assert_eq!(chunk_size(1 << 30, 1_000_000, 0, 1_448, None, None, 262_144), Some(249_056));
+        // 40 ms: 25 000 bytes a millisecond, 17 segments.
+        assert_eq!(chunk_size(1 << 30, 1_000_000, 0, 1_448, None, rtt(40), 262_144), Some(24_616));
+        // Never below a segment.
+        assert_eq!(chunk_size(1 << 30, 100_000, 0, 1_448, None, rtt(900), 262_144), Some(1_448));
+        // A sub-millisecond RTT (loopback) sets no limit: a quarter window.
+        let lo = Some(Duration::from_micros(40));
+        assert_eq!(chunk_size(1 << 30, 4_000_000, 0, 1_000, None, lo, 262_144), Some(262_000));
+        // A pacing rate, when there is one, decides instead of the RTT.
+        assert_eq!(chunk_size(1 << 30, 1_000_000, 0, 1_000, Some(5_000_000), rtt(500), 262_144), Some(5_000));
+        assert_eq!(window_per_millisecond(u64::MAX, Duration::from_millis(2)), Some(u64::MAX / 2));
     }
 
     proptest! {
@@ -418,10 +459,19 @@ mod tests {
             in_flight in 0u64..10_000_000,
             mss in 1u64..70_000,
             rate in proptest::option::of(1u64..10_000_000_000),
+            srtt_us in proptest::option::of(0u64..10_000_000),
             max_chunk in 1u64..1_000_000,
         ) {
-            if let Some(c) = chunk_size(queued, window, in_flight, mss, rate, max_chunk) {
+            let srtt = srtt_us.map(Duration::from_micros);
+            if let Some(c) = chunk_size(queued, window, in_flight, mss, rate, srtt, max_chunk) {
                 prop_assert!(c > 0);
+                if let (None, Some(us)) = (rate, srtt_us) {
+                    if us > 1000 {
+                        // Unpaced: about a millisecond of the window spread over the RTT.
+                        let ms = (u128::from(window) * 1000 / u128::from(us)) as u64;
+                        prop_assert!(c <= ms.max(mss));
+                    }
+                }
                 prop_assert!(c <= queued);
                 prop_assert!(in_flight + c <= window);
                 prop_assert!(c <= max_chunk.max(mss));
