@@ -31,7 +31,8 @@
 //! - `dTbar` starts at the first RTT sample (the reference starts its EWMA from 0).
 //! - Rule 6's `S` is computed in real arithmetic and rounded down (the reference truncates an
 //!   integer division first; the two differ by at most one packet).
-//! - Unused allowance is capped at `W + 1` packets, so an application-limited flow does not
+//! - Unused allowance is capped at `W + 1` packets (of `mss` bytes, or one of the largest
+//!   chunk the transport sent if that is more), so an application-limited flow does not
 //!   bank allowance and burst later (the reference's sender is always backlogged).
 //! - `curve_inv` of a window that was never seen on the raw profile reads the nearest seen
 //!   window (the reference reads an unset entry, -1).
@@ -231,7 +232,9 @@ impl Verus {
     }
 
     fn grant(&mut self, packets: f64) {
-        let cap = (self.w.max(1.0).ceil() + 1.0) * self.largest_packet as f64;
+        // W + 1 packets of `mss` bytes, but at least one of the largest the transport sends:
+        // a transport writing multi-packet chunks (the engine) must not multiply the cap.
+        let cap = ((self.w.max(1.0).ceil() + 1.0) * self.mss as f64).max(self.largest_packet as f64);
         let add = (packets.max(0.0).floor() * self.mss as f64).min(cap);
         self.allowance = ((self.allowance as f64 + add).min(cap.max(self.allowance as f64))) as u64;
     }

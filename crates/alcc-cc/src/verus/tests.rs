@@ -370,3 +370,18 @@ fn slow_start_caps_w_at_twice_the_flight_when_the_transport_throttles() {
     ack_rounds(&mut h, t, 10);
     assert_eq!(h.v.target_window(), 6.0);
 }
+
+#[test]
+fn unused_allowance_is_capped_at_w_plus_one_packets_whatever_the_chunk_size() {
+    let mut h = Harness::new(6.0);
+    // The transport writes 4-packet chunks.
+    h.v.on_sent(ms(0), &SentPacket { seq: 1, bytes: 4 * MSS, bytes_in_flight: 4 * MSS });
+    h.v.w = 10.0;
+    h.v.grant(100.0);
+    assert_eq!(h.v.allowance_bytes(), 11 * MSS);
+    // With W = 1 the cap is still one whole chunk.
+    h.v.w = 1.0;
+    h.v.allowance = 0;
+    h.v.grant(100.0);
+    assert_eq!(h.v.allowance_bytes(), 4 * MSS);
+}
