@@ -5,6 +5,7 @@
 //!   (10 ms one-way, 2 MB drop-tail queue): its p95 one-way delay is at most a quarter of plain
 //!   CUBIC's, its throughput above a floor, its window below the kernel's cwnd, and the
 //!   driver reads ACK stamps promptly.
+//! - The same with `--cc verus`: its window binds and its p95 is well below CUBIC's.
 //! - 50 MiB cross a fast link with 1 % random loss byte-identical, and the controller hears
 //!   the losses.
 //!
@@ -145,6 +146,17 @@ fn download(dir: &TmpDir, trace: &Path, cc: &str, secs: u32) -> (f64, f64, Vec<s
     (tput, p95, telemetry(&tel))
 }
 
+/// Plain CUBIC's (Mbit/s, p95 ms) on `trace` over 15 s, measured once for the tests that
+/// compare with it (the tests run one at a time).
+fn cubic_baseline(trace: &Path) -> (f64, f64) {
+    static BASELINE: std::sync::OnceLock<(f64, f64)> = std::sync::OnceLock::new();
+    *BASELINE.get_or_init(|| {
+        let dir = TmpDir::new("cubic");
+        let (tput, p95, _) = download(&dir, trace, "none", 15);
+        (tput, p95)
+    })
+}
+
 /// The throughput floor, as a fraction of plain CUBIC's. A faithful Copa cannot exceed what it
 /// reaches in the simulator on the same trace (0.74 of CUBIC on CampusWalk over 30 s), and on
 /// this emulator it varies from run to run between 0.47 and 0.67 (eleven 30 s runs; 0.52 in a
@@ -164,7 +176,7 @@ fn copa_over_cubic_cuts_p95_delay_to_a_quarter_and_keeps_its_window_under_cwnd()
     let _one_at_a_time = serial();
     let dir = TmpDir::new("delay");
     let trace = cellular_trace(&dir);
-    let (cubic_tput, cubic_p95, _) = download(&dir, &trace, "none", 15);
+    let (cubic_tput, cubic_p95) = cubic_baseline(&trace);
     let (copa_tput, copa_p95, tel) = download(&dir, &trace, "copa", 15);
     assert!(copa_p95 <= cubic_p95 / 4.0, "p95 copa {copa_p95} ms vs cubic {cubic_p95} ms");
     assert!(
@@ -184,6 +196,43 @@ fn copa_over_cubic_cuts_p95_delay_to_a_quarter_and_keeps_its_window_under_cwnd()
     let mean_us = last["ack_latency_total_us"].as_u64().unwrap() as f64 / stamps.max(1) as f64;
     eprintln!("{stamps} ACK stamps, read {mean_us:.0} us after the kernel stamped them on average");
     assert!(stamps > 1000 && mean_us < 5_000.0, "{stamps} stamps, mean latency {mean_us:.0} us");
+}
+
+/// Verus's bounds over 15 s, fractions of plain CUBIC's. Verus's slow start (the reference's:
+/// it ends on an RTT above 500 ms) follows kernel CUBIC's cwnd here, since it grows only a
+/// window the kernel lets out, and kernel CUBIC takes about 9 s to build that queue on
+/// CampusWalk; in a 15 s run those seconds weigh heavily on the p95. Measured: p95 0.32 x
+/// CUBIC and throughput 0.92 over 15 s (0.20 and 0.94 over 20 s, the criterion of
+/// 0.25 at 0.85 met); before the window validation and the engine's unpaced chunk sizing,
+/// 1.00 and 1.00 (Verus's window never bound, kernel CUBIC did). Half of CUBIC's p95 and 0.75
+/// of its throughput stay clear of run-to-run spread and fail that regression.
+const VERUS_DELAY_CEILING: f64 = 0.5;
+/// See [`VERUS_DELAY_CEILING`].
+const VERUS_THROUGHPUT_FLOOR: f64 = 0.75;
+
+#[test]
+fn verus_over_cubic_halves_p95_delay_and_its_window_binds() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let _one_at_a_time = serial();
+    let dir = TmpDir::new("verus");
+    let trace = cellular_trace(&dir);
+    let (cubic_tput, cubic_p95) = cubic_baseline(&trace);
+    let (tput, p95, tel) = download(&dir, &trace, "verus", 15);
+    assert!(p95 <= VERUS_DELAY_CEILING * cubic_p95, "p95 verus {p95} ms vs cubic {cubic_p95} ms");
+    assert!(
+        tput >= VERUS_THROUGHPUT_FLOOR * cubic_tput,
+        "verus {tput:.2} Mbit/s vs cubic {cubic_tput:.2} Mbit/s"
+    );
+    // After slow start Verus's window is what limits the flight (0.40-0.55 of the samples of
+    // a 15-20 s run; 0.008 when kernel CUBIC governed).
+    let both: Vec<(u64, u64)> =
+        tel.iter().filter_map(|s| Some((s["window"].as_u64()?, s["kernel_cwnd"].as_u64()?))).collect();
+    let below = both.iter().filter(|(w, k)| w < k).count() as f64 / both.len().max(1) as f64;
+    eprintln!("verus: window below the kernel cwnd in {:.1} % of {} samples", below * 100.0, both.len());
+    assert!(below >= 0.2, "window below cwnd in only {:.1} % of samples", below * 100.0);
 }
 
 /// Deterministic content that is not periodic on any small scale (xorshift64*).
