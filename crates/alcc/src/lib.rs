@@ -28,6 +28,7 @@ pub mod listener;
 pub mod pacer;
 pub mod stream;
 pub mod sys;
+pub mod wire;
 
 pub use error::{Error, Result};
 pub use info::FlowInfo;
