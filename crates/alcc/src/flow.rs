@@ -6,10 +6,12 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use alcc_cc::{Controller, SentPacket, Time};
+use alcc_cc::{Controller, SenderHint, SentPacket, Time};
 
+use crate::feedback::framed::FramedFeedback;
 use crate::feedback::kernel::KernelFeedback;
 use crate::feedback::{Feedback, FeedbackSource};
+use crate::framing::FrameWriter;
 use crate::info::FlowInfo;
 use crate::ledger::Ledger;
 use crate::pacer::Pacer;
@@ -89,6 +91,8 @@ pub(crate) struct Flow {
     ledger: Ledger,
     pacer: Pacer,
     feedback: Box<dyn FeedbackSource>,
+    /// Framed mode: the writer that puts each chunk in a data frame.
+    framing: Option<FrameWriter>,
     /// Segment size to use while no TCP_INFO is known.
     default_mss: u64,
     limits: Limits,
@@ -123,6 +127,7 @@ impl Flow {
             ledger: Ledger::new(),
             pacer: Pacer::new(),
             feedback: Box::new(KernelFeedback::new()),
+            framing: None,
             default_mss: limits.default_mss,
             limits,
             events: Vec::new(),
@@ -136,12 +141,29 @@ impl Flow {
         }
     }
 
+    /// Makes this a framed-mode flow (docs/wire-format.md): chunks leave as data frames
+    /// written by `writer`, feedback comes from the peer's ACK and report frames.
+    pub fn framed(mut self, writer: FrameWriter) -> Flow {
+        self.feedback = Box::new(FramedFeedback::new());
+        self.framing = Some(writer);
+        self
+    }
+
+    /// Whether the driver must report the socket's readability (the peer's frames).
+    pub fn reads_socket(&self) -> bool {
+        self.framing.is_some()
+    }
+
     /// One step: take in feedback, fire the controller's timer, write what the window and
     /// pacer allow, flush and close when asked. Never blocks.
     pub fn step(&mut self, now: Time) -> Next {
         match self.try_step(now) {
             Ok(next) => next,
             Err(e) => {
+                if self.framing.is_some() {
+                    // A framed peer that broke the protocol (or failed) is cut off at once.
+                    let _ = sys::shutdown_both(self.fd.as_raw_fd());
+                }
                 let mut st = self.shared.lock();
                 if st.error.is_none() {
                     st.error = Some((e.kind(), e.to_string()));
@@ -170,6 +192,7 @@ impl Flow {
                         self.losses += 1;
                         c.on_loss(now, l)
                     }
+                    Feedback::Report(r) => c.on_report(now, r),
                 }
             }
             if c.next_timer().is_some_and(|t| t <= now) {
@@ -196,7 +219,10 @@ impl Flow {
         self.pace_kernel(fd)?;
         let before = st.queue.len();
         let mut wake_at = None;
-        while !st.queue.is_empty() {
+        if self.framing.is_some() {
+            wake_at = self.write_framed(fd, now, &mut st)?;
+        }
+        while self.framing.is_none() && !st.queue.is_empty() {
             match self.next_chunk(now, st.queue.len() as u64) {
                 Ok(len) => {
                     // Straight from the queue's (at most two) slices: no copy in user space.
@@ -232,7 +258,8 @@ impl Flow {
         if st.queue.is_empty() {
             self.pacer.on_idle();
         }
-        if st.closing && st.queue.is_empty() && !self.shut {
+        let framed_pending = self.framing.as_ref().is_some_and(|w| !w.is_empty());
+        if st.closing && st.queue.is_empty() && !framed_pending && !self.shut {
             sys::shutdown_write(fd)?;
             self.shut = true;
         }
@@ -266,6 +293,46 @@ impl Flow {
         let wake =
             if self.shut || plain_poll { Some(wake.unwrap_or(Time::MAX).min(now + FIN_POLL)) } else { wake };
         Ok(Next::Keep(wake))
+    }
+
+    /// Framed mode's writes: finish the frame in progress, then frame and write chunks while
+    /// the window and pacer allow. Returns when to try again (as the kernel-mode loop).
+    fn write_framed(
+        &mut self,
+        fd: std::os::fd::RawFd,
+        now: Time,
+        st: &mut SharedState,
+    ) -> io::Result<Option<Time>> {
+        loop {
+            let Some(writer) = self.framing.as_mut() else { return Ok(None) };
+            if !writer.flush(fd)? {
+                // The kernel is full: whatever holds us up, it is not the pacer.
+                self.pacer.on_idle();
+                return Ok(None);
+            }
+            if st.queue.is_empty() {
+                return Ok(None);
+            }
+            let len = match self.next_chunk(now, st.queue.len() as u64) {
+                Ok(len) => len.min(u64::from(crate::wire::MAX_PAYLOAD)) as usize,
+                Err(wait) => {
+                    if wait.is_none() {
+                        self.pacer.on_idle();
+                    }
+                    return Ok(Some(wait.unwrap_or(now + STALL_POLL)));
+                }
+            };
+            let hint = self.controller.as_ref().map_or_else(SenderHint::default, |c| c.sender_hint(now));
+            let seq = self.ledger.next_seq();
+            let (a, b) = st.queue.as_slices();
+            let first = &a[..len.min(a.len())];
+            let second = &b[..(len - first.len()).min(b.len())];
+            if let Some(writer) = self.framing.as_mut() {
+                writer.push_chunk(seq, now, hint, [first, second])?;
+            }
+            st.queue.drain(..len);
+            self.record_sent(now, len as u64);
+        }
     }
 
     /// The size of the next chunk, or `Err(when)` if nothing may go now (`when`: a time to
