@@ -296,6 +296,20 @@ impl AlccStream {
     pub fn set_cc(&self, spec: &str) -> Result<()> {
         let mss =
             self.shared.lock().info.metrics.as_ref().map_or(Config::default().mss, |_| Config::default().mss);
+        if self.receiver.is_some() {
+            return Err(Error::Io(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "alcc framed: the receiving side runs no controller (the sender's Hello chose its model)",
+            )));
+        }
+        // In framed mode the receiver built its model from the first controller's Hello; a
+        // receiver-side algorithm switched in later would have no model feeding it.
+        if self.mode == Mode::Framed && !is_none(spec) && registry::entry(spec)?.needs_receiver() {
+            return Err(Error::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("alcc framed: `{spec}` needs the receiver's model, chosen when the flow started"),
+            )));
+        }
         let controller = build_controller(spec, mss, self.mode)?;
         self.shared.lock().new_controller = Some((spec.to_string(), controller));
         self.wake();

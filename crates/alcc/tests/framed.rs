@@ -80,6 +80,25 @@ fn every_registered_controller_runs_framed() {
 }
 
 #[test]
+fn framed_flows_switch_only_to_sender_side_controllers() {
+    let listener = AlccListener::bind("127.0.0.1:0", framed("copa")).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = thread::spawn(move || {
+        let mut s = AlccStream::connect(addr, &framed("copa")).unwrap();
+        assert!(s.set_cc("reno").is_err(), "the receiving side has no controller");
+        read_all(&mut s).unwrap()
+    });
+    let (mut s, _) = listener.accept().unwrap();
+    assert!(s.set_cc("sprout").is_err(), "no receiver model for a late Sprout");
+    s.set_cc("reno").unwrap();
+    let sum = write_pattern(&mut s, 1 << 20).unwrap();
+    let mut buf = [0u8; 8];
+    assert_eq!(s.read(&mut buf).unwrap_err().kind(), io::ErrorKind::Unsupported);
+    s.close(Some(Duration::from_secs(30))).unwrap();
+    assert_eq!(client.join().unwrap(), (1 << 20, sum));
+}
+
+#[test]
 fn kernel_mode_still_refuses_sprout_but_framed_mode_takes_it() {
     assert!(alcc::stream::check_spec("sprout").is_err());
     assert!(alcc::stream::check_spec_for("sprout", Mode::Framed).is_ok());
