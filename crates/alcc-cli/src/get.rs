@@ -22,19 +22,20 @@ pub struct GetArgs {
     /// Send an HTTP/1.1 GET and strip the response head.
     #[arg(long)]
     http: bool,
-    /// `kernel`: a plain TCP client (the server runs alcc alone); `framed`: the receiving
-    /// side of framed mode, for `alcc serve --mode framed`.
+    /// `kernel`: a plain TCP client (the server runs alcc alone); `framed` or `udp`: the
+    /// receiving side of those modes, for `alcc serve --mode framed|udp` (udp: bytes of lost
+    /// datagrams are missing, nothing is retransmitted).
     #[arg(long, default_value = "kernel")]
     mode: Mode,
 }
 
 /// Runs the client.
 pub fn run(args: GetArgs) -> Result<()> {
-    if args.mode == Mode::Framed {
+    if args.mode != Mode::Kernel {
         if args.http {
-            bail!("--http needs --mode kernel: framed mode has no HTTP request");
+            bail!("--http needs --mode kernel: framed and udp modes have no HTTP request");
         }
-        return run_framed(&args);
+        return run_alcc(&args);
     }
     let start = Instant::now();
     let mut stream =
@@ -90,17 +91,17 @@ fn open_out(args: &GetArgs) -> Result<Box<dyn Write>> {
     })
 }
 
-/// The receiving side of framed mode.
-fn run_framed(args: &GetArgs) -> Result<()> {
+/// The receiving side of framed or UDP mode.
+fn run_alcc(args: &GetArgs) -> Result<()> {
     let start = Instant::now();
-    let options = Options::default().mode(Mode::Framed);
+    let options = Options::default().mode(args.mode);
     let mut stream =
         AlccStream::connect(&args.addr, &options).with_context(|| format!("connecting to {}", args.addr))?;
     let mut out = open_out(args)?;
     let mut buf = vec![0u8; 256 << 10];
     let mut body = 0u64;
     loop {
-        let n = stream.read(&mut buf).context("framed receive")?;
+        let n = stream.read(&mut buf).with_context(|| format!("{} receive", args.mode))?;
         if n == 0 {
             break;
         }
@@ -112,8 +113,9 @@ fn run_framed(args: &GetArgs) -> Result<()> {
     stream.close(Some(std::time::Duration::from_secs(10)))?;
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
-        "alcc get: {body} bytes in {secs:.3} s ({:.2} Mbit/s), framed: sender `{}`, {} data frames, {} reports",
+        "alcc get: {body} bytes in {secs:.3} s ({:.2} Mbit/s), {}: sender `{}`, {} data frames, {} reports",
         body as f64 * 8.0 / secs / 1e6,
+        args.mode,
         stats.sender_spec.as_deref().unwrap_or("?"),
         stats.frames,
         stats.reports

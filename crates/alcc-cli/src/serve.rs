@@ -3,6 +3,8 @@
 //! `curl` is the client. `--cc none` is plain kernel TCP with the chosen underlay.
 //! `--mode framed` frames every chunk for an `alcc get --mode framed` client, which answers
 //! with ACK frames (and Sprout's forecasts): any controller, Sprout included, runs.
+//! `--mode udp` sends the same frames as UDP datagrams (no retransmission) to an
+//! `alcc get --mode udp` client, one client at a time.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -31,8 +33,8 @@ pub struct ServeArgs {
     /// Kernel congestion control under it.
     #[arg(long, default_value = "cubic")]
     underlay: String,
-    /// How the flow learns what was delivered: `kernel` (any client) or `framed` (an
-    /// `alcc get --mode framed` client).
+    /// How the flow learns what was delivered: `kernel` (any client), `framed` or `udp` (an
+    /// `alcc get --mode framed|udp` client).
     #[arg(long, default_value = "kernel")]
     mode: Mode,
     /// Largest chunk written into the kernel at once, bytes (one controller "packet"; the
@@ -85,8 +87,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
         user_timeout: args.user_timeout.filter(|t| t.is_finite() && *t > 0.0).map(Duration::from_secs_f64),
         ..Options::with_cc(&args.cc).underlay(&args.underlay).mode(args.mode)
     };
-    if args.http && args.mode == Mode::Framed {
-        bail!("--http needs --mode kernel: in framed mode the client sends only ACK frames");
+    if args.http && args.mode != Mode::Kernel {
+        bail!("--http needs --mode kernel: in framed and udp modes the client sends only ACKs");
     }
     // Refuse a bad controller spec before listening, not per connection.
     alcc::stream::check_spec_for(&args.cc, args.mode)?;
@@ -95,6 +97,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     } else {
         format!("{}:{}", args.bind, args.port)
     };
+    if args.mode == Mode::Udp {
+        return serve_udp(&args, &bind, &options, size);
+    }
     let listener = AlccListener::bind(&bind, options).with_context(|| format!("binding {bind}"))?;
     println!("alcc serve: listening on {}", listener.local_addr()?);
     io::stdout().flush()?;
@@ -129,6 +134,45 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     for w in workers {
         let _ = w.join();
+    }
+    if let Some(t) = telemetry {
+        t.flush();
+    }
+    Ok(())
+}
+
+/// UDP mode: one client at a time on a UDP socket bound to `bind`.
+fn serve_udp(args: &ServeArgs, bind: &str, options: &Options, size: u64) -> Result<()> {
+    let mut socket = Some(std::net::UdpSocket::bind(bind).with_context(|| format!("binding {bind}"))?);
+    let local = socket.as_ref().map(|s| s.local_addr()).transpose()?.context("no socket")?;
+    println!("alcc serve: listening (udp) on {local}");
+    io::stdout().flush()?;
+    let telemetry = args.telemetry.as_deref().map(Telemetry::create).transpose()?;
+    let mut served = 0u64;
+    while args.count.is_none_or(|c| served < c) {
+        // The socket of the last client is connected to it: wait on a fresh one.
+        let s = match socket.take() {
+            Some(s) => s,
+            None => std::net::UdpSocket::bind(local).with_context(|| format!("binding {local}"))?,
+        };
+        let (stream, peer) = match AlccStream::accept_udp(s, options) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("alcc serve: accept: {e}");
+                continue;
+            }
+        };
+        let start = Instant::now();
+        let result = serve_one(stream, args, size, telemetry.clone(), served);
+        let secs = start.elapsed().as_secs_f64();
+        match result {
+            Ok(n) => eprintln!(
+                "alcc serve: {peer}: {n} bytes in {secs:.3} s ({:.2} Mbit/s, udp)",
+                n as f64 * 8.0 / secs / 1e6
+            ),
+            Err(e) => eprintln!("alcc serve: {peer}: failed after {secs:.3} s: {e:#}"),
+        }
+        served += 1;
     }
     if let Some(t) = telemetry {
         t.flush();

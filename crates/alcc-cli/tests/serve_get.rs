@@ -150,7 +150,7 @@ fn get_copies_a_file_over_ipv6_and_ipv4() {
 }
 
 #[test]
-fn framed_mode_copies_a_file_with_sprout_and_copa() {
+fn framed_and_udp_modes_copy_a_file() {
     let dir = TmpDir::new("framed");
     let file = dir.path("data.bin");
     let mut data = vec![0u8; 3_456_789];
@@ -158,6 +158,9 @@ fn framed_mode_copies_a_file_with_sprout_and_copa() {
     std::fs::write(&file, &data).unwrap();
     file_round_trip_in(&dir, "127.0.0.1", "sprout", "framed", &file);
     file_round_trip_in(&dir, "::", "copa", "framed", &file);
+    // UDP on loopback, within a window: nothing is lost, so the copy is identical too.
+    file_round_trip_in(&dir, "127.0.0.1", "fixed:window=30", "udp", &file);
+    file_round_trip_in(&dir, "127.0.0.1", "sprout", "udp", &file);
 }
 
 #[test]

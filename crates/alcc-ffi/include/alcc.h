@@ -76,7 +76,8 @@ int alcc_close(int fd);
 int alcc_set_cc(int fd, const char *spec, const char *underlay);
 /* Chooses the mode, "kernel" or "framed", on a listening socket (for the connections it
  * accepts later) or an unconnected socket (before alcc_connect). -1/EINVAL for an unknown
- * mode, -1/EISCONN on a connection. Choose the mode before a receiver-side controller
+ * mode, -1/EOPNOTSUPP for "udp" (UDP mode is in the Rust API and the CLI only),
+ * -1/EISCONN on a connection. Choose the mode before a receiver-side controller
  * ("sprout"), which alcc_set_cc refuses in kernel mode. */
 int alcc_set_mode(int fd, const char *mode);
 /* Fills *info for an alcc connection. -1/EBADF if fd is not one. */

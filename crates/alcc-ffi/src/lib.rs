@@ -224,6 +224,10 @@ pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno
 /// `alcc_set_mode`: on a listening or not yet connected socket (EISCONN on a connection).
 pub fn set_mode(fd: RawFd, mode: &str) -> Result<(), Errno> {
     let mode: Mode = mode.parse().map_err(|_| libc::EINVAL)?;
+    if mode == Mode::Udp {
+        // The C calls wrap TCP sockets; UDP mode is in the Rust API and the CLI.
+        return Err(libc::EOPNOTSUPP);
+    }
     let mut t = table();
     if t.conns.contains_key(&fd) {
         return Err(libc::EISCONN);

@@ -36,6 +36,7 @@ pub mod pacer;
 pub mod receiver;
 pub mod stream;
 pub mod sys;
+mod udp_receiver;
 pub mod wire;
 
 pub use error::{Error, Result};

@@ -15,17 +15,21 @@ pub enum Mode {
     /// only the application bytes to its reader and answers with ACK (and report) frames on
     /// the same connection (docs/wire-format.md). Runs receiver-side algorithms (Sprout).
     Framed,
+    /// Native: the same frames as UDP datagrams, one per packet, every one acknowledged, no
+    /// retransmission (as the reference implementations the paper compared against).
+    Udp,
 }
 
 impl Mode {
     /// Every mode, in the order of DESIGN.md.
-    pub const ALL: [Mode; 2] = [Mode::Kernel, Mode::Framed];
+    pub const ALL: [Mode; 3] = [Mode::Kernel, Mode::Framed, Mode::Udp];
 
     /// Its name on the command line and in the C ABI.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Kernel => "kernel",
             Mode::Framed => "framed",
+            Mode::Udp => "udp",
         }
     }
 }
@@ -38,7 +42,7 @@ impl fmt::Display for Mode {
 
 /// A mode name that is not one of [`Mode::ALL`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown mode `{0}` (kernel, framed)")]
+#[error("unknown mode `{0}` (kernel, framed, udp)")]
 pub struct UnknownMode(pub String);
 
 impl FromStr for Mode {
@@ -63,6 +67,7 @@ mod tests {
             assert_eq!(m.to_string(), m.name());
         }
         assert_eq!(" Framed ".parse::<Mode>(), Ok(Mode::Framed));
+        assert_eq!("UDP".parse::<Mode>(), Ok(Mode::Udp));
         assert_eq!("tcp".parse::<Mode>(), Err(UnknownMode("tcp".into())));
         assert_eq!(Mode::default(), Mode::Kernel);
     }

@@ -2,7 +2,7 @@
 //! controller allows, with std `Read` and `Write`.
 
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -18,6 +18,7 @@ use crate::info::FlowInfo;
 use crate::mode::Mode;
 use crate::receiver::{FramedReceiver, ReceiverStats};
 use crate::sys;
+use crate::udp_receiver::UdpReceiver;
 
 /// How a flow is set up: its controller, the kernel congestion control under it, buffers.
 #[derive(Clone, Debug)]
@@ -125,6 +126,8 @@ pub struct AlccStream {
     mode: Mode,
     /// The receiving side of framed mode (the connecting side).
     receiver: Option<Mutex<FramedReceiver>>,
+    /// The receiving side of UDP mode (the connecting side).
+    udp_receiver: Option<Mutex<UdpReceiver>>,
 }
 
 impl std::fmt::Debug for AlccStream {
@@ -136,26 +139,24 @@ impl std::fmt::Debug for AlccStream {
 impl AlccStream {
     /// Connects to `addr` and runs the flow with `options`. In [`Mode::Framed`] this is the
     /// receiving side: reads return the sender's application bytes, writes are refused.
+    /// In [`Mode::Udp`] this is the receiving side of UDP mode (see [`accept_udp`](Self::accept_udp)).
     pub fn connect(addr: impl ToSocketAddrs, options: &Options) -> Result<AlccStream> {
+        if options.mode == Mode::Udp {
+            return AlccStream::udp_receiver(addr, options);
+        }
         let tcp = TcpStream::connect(addr)?;
         match options.mode {
             Mode::Framed => AlccStream::framed_receiver(tcp, options),
-            Mode::Kernel => AlccStream::from_tcp(tcp, options),
+            _ => AlccStream::from_tcp(tcp, options),
         }
     }
 
-    /// Makes the connected `tcp` the receiving side of a framed-mode flow.
-    pub fn framed_receiver(tcp: TcpStream, options: &Options) -> Result<AlccStream> {
-        tcp.set_nonblocking(true)?;
-        tcp.set_nodelay(true)?;
-        let fd: OwnedFd = tcp.into();
-        let config = Config { mss: options.mss.max(1), seed: 0 };
-        let receiver = FramedReceiver::new(fd.as_raw_fd(), config);
+    /// A stream the driver never holds: the receiving side of framed or UDP mode.
+    fn receiving(fd: OwnedFd, mode: Mode) -> Result<AlccStream> {
         let driver = driver::get()?;
         let info = FlowInfo { controller: "receiver".into(), ..FlowInfo::default() };
         let shared = Shared::new(1, info);
         {
-            // The driver never holds a receiving flow.
             let mut st = shared.lock();
             st.released = true;
             st.finished = true;
@@ -169,9 +170,95 @@ impl AlccStream {
             read_timeout: None,
             write_timeout: None,
             closed: AtomicBool::new(false),
-            mode: Mode::Framed,
-            receiver: Some(Mutex::new(receiver)),
+            mode,
+            receiver: None,
+            udp_receiver: None,
         })
+    }
+
+    /// The receiving side of UDP mode: a UDP socket connected to the server at `addr`.
+    fn udp_receiver(addr: impl ToSocketAddrs, options: &Options) -> Result<AlccStream> {
+        let addr = addr
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to connect to"))?;
+        let local: SocketAddr = if addr.is_ipv4() {
+            ([0, 0, 0, 0], 0).into()
+        } else {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        };
+        let sock = UdpSocket::bind(local)?;
+        sock.connect(addr)?;
+        sock.set_nonblocking(true)?;
+        let fd: OwnedFd = sock.into();
+        let config = Config { mss: options.mss.max(1), seed: 0 };
+        let receiver = UdpReceiver::new(fd.as_raw_fd(), config);
+        let mut s = AlccStream::receiving(fd, Mode::Udp)?;
+        s.udp_receiver = Some(Mutex::new(receiver));
+        Ok(s)
+    }
+
+    /// The sending side of UDP mode: waits on `socket` for a client's start request,
+    /// connects the socket to that client and sends to it under `options` (one client per
+    /// socket). Datagrams that are not a valid request are ignored while waiting.
+    pub fn accept_udp(socket: UdpSocket, options: &Options) -> Result<(AlccStream, SocketAddr)> {
+        let controller = build_controller(&options.cc, options.mss, Mode::Udp)?;
+        let mut hello = Vec::new();
+        crate::wire::Frame::Hello { spec: options.cc.trim().to_string() }
+            .encode(&mut hello)
+            .map_err(|e| Error::Io(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
+        let mut buf = [0u8; 2048];
+        let peer = loop {
+            let (n, peer) = socket.recv_from(&mut buf)?;
+            if matches!(crate::wire::udp::parse_datagram(&buf[..n]), Ok(crate::wire::Frame::Hello { .. })) {
+                break peer;
+            }
+        };
+        socket.connect(peer)?;
+        socket.set_nonblocking(true)?;
+        let fd: OwnedFd = socket.into();
+        let driver = driver::get()?;
+        let id = driver.next_id();
+        let decision = controller.as_ref().map(|c| c.decision());
+        let info = FlowInfo {
+            controller: options.cc.clone(),
+            underlay: "udp".into(),
+            metrics: controller.as_ref().map(|c| c.metrics()),
+            window: decision.map_or(u64::MAX, |d| d.window),
+            pacing_rate: decision.and_then(|d| d.pacing_rate),
+            ..FlowInfo::default()
+        };
+        let shared = Shared::new(options.queue_capacity.max(1), info);
+        let fd = Arc::new(fd);
+        let limits = Limits { max_chunk: options.max_chunk.max(1), default_mss: options.mss.max(1) };
+        let flow = Flow::new(id, fd.clone(), shared.clone(), controller, options.cc.clone(), limits);
+        driver.register(flow.udp(hello));
+        let stream = AlccStream {
+            id,
+            fd,
+            shared,
+            driver,
+            nonblocking: false,
+            read_timeout: None,
+            write_timeout: None,
+            closed: AtomicBool::new(false),
+            mode: Mode::Udp,
+            receiver: None,
+            udp_receiver: None,
+        };
+        Ok((stream, peer))
+    }
+
+    /// Makes the connected `tcp` the receiving side of a framed-mode flow.
+    pub fn framed_receiver(tcp: TcpStream, options: &Options) -> Result<AlccStream> {
+        tcp.set_nonblocking(true)?;
+        tcp.set_nodelay(true)?;
+        let fd: OwnedFd = tcp.into();
+        let config = Config { mss: options.mss.max(1), seed: 0 };
+        let receiver = FramedReceiver::new(fd.as_raw_fd(), config);
+        let mut s = AlccStream::receiving(fd, Mode::Framed)?;
+        s.receiver = Some(Mutex::new(receiver));
+        Ok(s)
     }
 
     /// The mode of this flow.
@@ -182,6 +269,9 @@ impl AlccStream {
     /// The receiving side of a framed flow: what it has seen so far (`None` on a sending
     /// or kernel-mode stream).
     pub fn receiver_stats(&self) -> Option<ReceiverStats> {
+        if let Some(u) = &self.udp_receiver {
+            return Some(u.lock().unwrap_or_else(|p| p.into_inner()).stats());
+        }
         Some(self.receiver.as_ref()?.lock().unwrap_or_else(|p| p.into_inner()).stats())
     }
 
@@ -194,6 +284,12 @@ impl AlccStream {
                     .map_err(|e| Error::Io(io::Error::new(io::ErrorKind::InvalidInput, e)))?,
             ),
             Mode::Kernel => None,
+            Mode::Udp => {
+                return Err(Error::Io(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "udp mode runs on a UDP socket: AlccStream::accept_udp",
+                )))
+            }
         };
         let fd: OwnedFd = tcp.into();
         let raw = fd.as_raw_fd();
@@ -254,6 +350,7 @@ impl AlccStream {
             closed: AtomicBool::new(false),
             mode: options.mode,
             receiver: None,
+            udp_receiver: None,
         })
     }
 
@@ -296,15 +393,15 @@ impl AlccStream {
     pub fn set_cc(&self, spec: &str) -> Result<()> {
         let mss =
             self.shared.lock().info.metrics.as_ref().map_or(Config::default().mss, |_| Config::default().mss);
-        if self.receiver.is_some() {
+        if self.receiver.is_some() || self.udp_receiver.is_some() {
             return Err(Error::Io(io::Error::new(
                 io::ErrorKind::Unsupported,
-                "alcc framed: the receiving side runs no controller (the sender's Hello chose its model)",
+                "alcc: the receiving side runs no controller (the sender's Hello chose its model)",
             )));
         }
         // In framed mode the receiver built its model from the first controller's Hello; a
         // receiver-side algorithm switched in later would have no model feeding it.
-        if self.mode == Mode::Framed && !is_none(spec) && registry::entry(spec)?.needs_receiver() {
+        if self.mode != Mode::Kernel && !is_none(spec) && registry::entry(spec)?.needs_receiver() {
             return Err(Error::Io(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("alcc framed: `{spec}` needs the receiver's model, chosen when the flow started"),
@@ -359,6 +456,9 @@ impl AlccStream {
         if let Some(r) = &self.receiver {
             r.lock().unwrap_or_else(|p| p.into_inner()).close(timeout)?;
             return sys::shutdown_write(self.fd.as_raw_fd());
+        }
+        if self.udp_receiver.is_some() {
+            return Ok(());
         }
         self.shared.lock().closing = true;
         self.wake();
@@ -443,7 +543,10 @@ impl AlccStream {
         if let Some(r) = &self.receiver {
             return r.lock().unwrap_or_else(|p| p.into_inner()).read(buf, nonblocking, self.read_timeout);
         }
-        if self.mode == Mode::Framed {
+        if let Some(r) = &self.udp_receiver {
+            return r.lock().unwrap_or_else(|p| p.into_inner()).read(buf, nonblocking, self.read_timeout);
+        }
+        if self.mode != Mode::Kernel {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 "alcc framed: the sending side reads nothing (the peer's bytes are its ACK frames)",
@@ -461,10 +564,10 @@ impl AlccStream {
     /// Queues as much of `buf` as fits; waits while the queue is full unless `nonblocking`
     /// (then `WouldBlock`).
     pub fn write_with(&self, buf: &[u8], nonblocking: bool) -> io::Result<usize> {
-        if self.receiver.is_some() {
+        if self.receiver.is_some() || self.udp_receiver.is_some() {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                "alcc framed: the connecting side only receives (the accepting side sends)",
+                "alcc: in framed and udp modes the connecting side only receives (the accepting side sends)",
             ));
         }
         if buf.is_empty() {

@@ -8,13 +8,14 @@
 
 pub mod framed;
 pub mod kernel;
+pub mod udp;
 
 use std::io;
 use std::os::fd::RawFd;
 
 use alcc_cc::{AckSample, LossEvent, ReceiverReport, Time};
 
-use crate::ledger::Ledger;
+use crate::ledger::{Chunk, Ledger};
 use crate::sys::TcpInfo;
 
 /// Counters of a feedback source, for diagnostics.
@@ -51,6 +52,14 @@ pub trait FeedbackSource: Send {
         ledger: &mut Ledger,
         out: &mut Vec<Feedback>,
     ) -> io::Result<()>;
+
+    /// The flow just sent `chunk` (sources that track packets themselves, UDP mode).
+    fn on_sent(&mut self, _chunk: &Chunk) {}
+
+    /// When the source wants `collect` called even without socket activity (a loss timer).
+    fn next_deadline(&self) -> Option<Time> {
+        None
+    }
 
     /// The TCP_INFO read by the last `collect`, if this source reads one.
     fn tcp_info(&self) -> Option<&TcpInfo> {

@@ -112,6 +112,7 @@ impl Decoder {
         let kind = frame.kind();
         let unexpected = |why| Err(WireError::Unexpected { kind, why });
         match (self.direction, frame) {
+            (_, Frame::Close { .. }) => unexpected("Close belongs to UDP mode"),
             (Direction::ToReceiver, Frame::Hello { .. }) if self.hello_seen => unexpected("second Hello"),
             (Direction::ToReceiver, Frame::Hello { .. }) => {
                 self.hello_seen = true;

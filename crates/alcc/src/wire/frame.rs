@@ -25,6 +25,8 @@ pub enum FrameKind {
     Ack,
     /// Receiver to sender: the receiver-side model's report, Sprout's forecast (type 4).
     Report,
+    /// UDP mode only, sender to receiver: the transfer is over (type 5).
+    Close,
 }
 
 impl FrameKind {
@@ -35,6 +37,7 @@ impl FrameKind {
             FrameKind::Data => 2,
             FrameKind::Ack => 3,
             FrameKind::Report => 4,
+            FrameKind::Close => 5,
         }
     }
 
@@ -45,6 +48,7 @@ impl FrameKind {
             2 => Some(FrameKind::Data),
             3 => Some(FrameKind::Ack),
             4 => Some(FrameKind::Report),
+            5 => Some(FrameKind::Close),
             _ => None,
         }
     }
@@ -94,6 +98,7 @@ impl RawHeader {
             FrameKind::Data if len > MAX_BODY => return Err(WireError::Oversized { len, max: MAX_BODY }),
             FrameKind::Data if len as usize <= DATA_FIELDS_LEN => return bad("21 to 1048596"),
             FrameKind::Ack if len as usize != ACK_BODY_LEN => return bad("24"),
+            FrameKind::Close if len != 8 => return bad("8"),
             FrameKind::Report => {
                 let max = (REPORT_FIELDS_LEN + 4 * MAX_COUNTS) as u32;
                 if len > max {
@@ -153,6 +158,11 @@ pub enum Frame {
     Ack(Ack),
     /// Sprout's forecast (Winstein et al., NSDI 2013, section 3.4).
     Report(Forecast),
+    /// UDP mode: the sender is done.
+    Close {
+        /// Application bytes the sender sent in data datagrams, in all.
+        sent: u64,
+    },
 }
 
 fn be_u64(b: &[u8], at: usize) -> u64 {
@@ -183,6 +193,7 @@ impl Frame {
             Frame::Data { .. } => FrameKind::Data,
             Frame::Ack(_) => FrameKind::Ack,
             Frame::Report(_) => FrameKind::Report,
+            Frame::Close { .. } => FrameKind::Close,
         }
     }
 
@@ -219,6 +230,7 @@ impl Frame {
                 delivered: be_u64(body, 16),
             }),
             FrameKind::Report => Frame::Report(parse_report(body)?),
+            FrameKind::Close => Frame::Close { sent: be_u64(body, 0) },
         };
         Ok(Some((frame, total)))
     }
@@ -247,6 +259,10 @@ impl Frame {
                 out.extend_from_slice(&a.seq.to_be_bytes());
                 out.extend_from_slice(&a.receive_time.as_micros().to_be_bytes());
                 out.extend_from_slice(&a.delivered.to_be_bytes());
+            }
+            Frame::Close { sent } => {
+                put_header(out, FrameKind::Close, 8);
+                out.extend_from_slice(&sent.to_be_bytes());
             }
             Frame::Report(f) => {
                 check_report(f)?;

@@ -14,6 +14,7 @@
 
 pub mod decoder;
 pub mod frame;
+pub mod udp;
 
 pub use decoder::{Decoder, Direction};
 pub use frame::{Ack, DataHeader, Frame, FrameKind};

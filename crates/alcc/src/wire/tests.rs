@@ -136,6 +136,8 @@ fn header_rejections() {
     assert!(matches!(r(&header(1, 3, 25)), WireError::BadLength { kind: FrameKind::Ack, .. }));
     assert!(matches!(r(&header(1, 4, 26)), WireError::BadLength { kind: FrameKind::Report, .. }));
     assert!(matches!(r(&header(1, 4, 29)), WireError::BadLength { kind: FrameKind::Report, .. }));
+    assert!(matches!(r(&header(1, 5, 9)), WireError::BadLength { kind: FrameKind::Close, .. }));
+    assert_eq!(r(&header(1, 6, 5)), WireError::UnknownType(6));
 }
 
 #[test]
@@ -201,6 +203,13 @@ fn stream_rule_rejections() {
     assert!(matches!(to_rx(&[hello("a")], ack(0, 1)), WireError::Unexpected { kind: FrameKind::Ack, .. }));
     assert!(matches!(to_tx(&[], hello("a")), WireError::Unexpected { kind: FrameKind::Hello, .. }));
     assert!(matches!(to_tx(&[], data(0, b"a")), WireError::Unexpected { kind: FrameKind::Data, .. }));
+    // Close is a UDP-mode datagram; on a framed connection the FIN ends the stream.
+    let close = Frame::Close { sent: 1 };
+    assert!(matches!(
+        to_rx(&[hello("a")], close.clone()),
+        WireError::Unexpected { kind: FrameKind::Close, .. }
+    ));
+    assert!(matches!(to_tx(&[], close), WireError::Unexpected { kind: FrameKind::Close, .. }));
     assert_eq!(
         to_tx(&[ack(3, 10)], ack(3, 11)),
         WireError::OutOfOrder { what: "ACK sequence number", prev: 3, got: 3 }
