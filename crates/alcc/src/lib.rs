@@ -10,7 +10,7 @@
 //! - `driver`: one thread per process, epoll over every flow, a timer heap.
 //! - [`feedback`]: where deliveries and losses come from; [`feedback::kernel`] reads ACK
 //!   timestamps from the socket error queue and TCP_INFO, [`feedback::framed`] the
-//!   peer's ACK and report frames (UDP mode will be one more source).
+//!   peer's ACK and report frames, [`feedback::udp`] per-datagram ACKs.
 //! - [`ledger`] and [`pacer`]: pure bookkeeping, unit- and property-tested.
 //! - `sys`: every system call, and all of the crate's `unsafe`.
 //!
@@ -19,8 +19,11 @@
 //! returns only application bytes and answers with ACK frames and, for Sprout, forecasts
 //! from its receiver-side model.
 //!
-//! Linux only. Not supported yet: UDP mode, and a readiness notification for non-blocking
-//! writers (they retry on `WouldBlock`).
+//! UDP mode ([`Mode::Udp`], [`AlccStream::accept_udp`]): the same frames as datagrams, every
+//! one acknowledged, losses detected by `alcc_cc::inflight::InFlight`, no retransmission.
+//!
+//! Linux only. Not supported yet: a readiness notification for non-blocking writers (they
+//! retry on `WouldBlock`).
 #![warn(missing_docs)]
 
 mod driver;
