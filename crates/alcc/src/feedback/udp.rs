@@ -144,6 +144,7 @@ impl FeedbackSource for UdpFeedback {
 mod tests {
     use super::*;
     use crate::wire::Ack;
+    use std::time::Duration;
 
     fn ack(seq: u64) -> Vec<u8> {
         let mut d = Vec::new();
@@ -181,5 +182,53 @@ mod tests {
         Frame::Close { sent: 0 }.encode(&mut data).unwrap();
         assert!(f.take(Time::from_millis(21), &data, &mut out).is_err());
         assert!(f.take(Time::from_millis(21), b"garbage!", &mut out).is_err());
+    }
+
+    proptest::proptest! {
+        /// Random sends, ACKs (of any sequence number, duplicates, out of order) and loss
+        /// checks: no panic; the ledger never counts fewer bytes in flight than InFlight; a
+        /// packet is reported at most once (acknowledged or lost); once every packet is
+        /// acknowledged or lost, the ledger is settled.
+        #[test]
+        fn random_feedback_keeps_the_ledger_consistent(
+            steps in proptest::collection::vec((0u8..3, 0u64..40, 1u64..1500, 0u64..50_000), 1..200),
+        ) {
+            let mut f = UdpFeedback::new();
+            let mut l = Ledger::new();
+            let mut now = Time::ZERO;
+            let mut reported = std::collections::HashSet::new();
+            for (kind, seq, bytes, dt) in steps {
+                now = now + Duration::from_micros(dt);
+                let mut out = Vec::new();
+                match kind {
+                    0 => {
+                        let c = l.push(bytes, now, 0);
+                        f.on_sent(&c);
+                    }
+                    1 => {
+                        let r = f.take(now, &ack(seq), &mut out);
+                        proptest::prop_assert_eq!(r.is_err(), seq >= l.next_seq());
+                    }
+                    _ => {}
+                }
+                for loss in f.inflight.detect_losses(now) {
+                    f.mark(loss.seq);
+                    out.push(Feedback::Loss(loss));
+                }
+                f.settle(&mut l);
+                for e in &out {
+                    let seq = match e {
+                        Feedback::Ack(a) => a.seq,
+                        Feedback::Loss(x) => x.seq,
+                        Feedback::Report(_) => continue,
+                    };
+                    proptest::prop_assert!(reported.insert(seq), "packet {} reported twice", seq);
+                }
+                proptest::prop_assert!(l.bytes_in_flight() >= f.inflight.bytes_in_flight());
+            }
+            if f.inflight.bytes_in_flight() == 0 {
+                proptest::prop_assert_eq!(l.bytes_in_flight(), 0);
+            }
+        }
     }
 }
