@@ -198,7 +198,7 @@ mod tests {
             let mut now = Time::ZERO;
             let mut reported = std::collections::HashSet::new();
             for (kind, seq, bytes, dt) in steps {
-                now = now + Duration::from_micros(dt);
+                now += Duration::from_micros(dt);
                 let mut out = Vec::new();
                 match kind {
                     0 => {
