@@ -50,6 +50,13 @@ impl Telemetry {
             "delivery_rate": info.kernel_delivery_rate,
             "acked": info.bytes_acked,
             "losses": info.losses,
+            "written": info.bytes_written,
+            "chunks": info.chunks_sent,
+            "ack_stamps": info.ack_stamps,
+            "info_acks": info.info_acks,
+            "ack_latency_total_us": info.ack_latency_total_us,
+            "ack_latency_max_us": info.ack_latency_max_us,
+            "kernel_unacked": info.kernel_unacked_segments,
         });
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         // Telemetry is best effort: a full disk must not stop the transfer.

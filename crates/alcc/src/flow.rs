@@ -513,6 +513,8 @@ impl Flow {
         let stats = self.feedback.stats();
         info.ack_stamps = stats.primary_acks;
         info.info_acks = stats.fallback_acks;
+        info.ack_latency_total_us = stats.ack_latency_total_us;
+        info.ack_latency_max_us = stats.ack_latency_max_us;
         if let Some(ti) = self.feedback.tcp_info() {
             info.set_kernel(ti);
         }

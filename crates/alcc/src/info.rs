@@ -41,6 +41,11 @@ pub struct FlowInfo {
     pub ack_stamps: u64,
     /// Chunks acknowledged through TCP_INFO because no ACK timestamp had come for them.
     pub info_acks: u64,
+    /// Sum over ACK stamps of the time from the kernel stamping the ACK to the driver reading
+    /// it, microseconds: divided by `ack_stamps`, the mean user-space feedback latency.
+    pub ack_latency_total_us: u64,
+    /// The longest time an ACK stamp waited for the driver, microseconds.
+    pub ack_latency_max_us: u64,
     /// The kernel's congestion window in bytes (`snd_cwnd` x `snd_mss`).
     pub kernel_cwnd: u64,
     /// The kernel's congestion window in segments.

@@ -150,7 +150,7 @@ impl FeedbackSource for FramedFeedback {
     }
 
     fn stats(&self) -> FeedbackStats {
-        FeedbackStats { primary_acks: self.acks, fallback_acks: 0 }
+        FeedbackStats { primary_acks: self.acks, ..FeedbackStats::default() }
     }
 }
 

@@ -30,6 +30,10 @@ pub struct KernelFeedback {
     pub ack_stamps: u64,
     /// Chunks acknowledged through TCP_INFO because their stamp had not arrived.
     pub info_acks: u64,
+    /// Sum of the ages of the ACK stamps when the driver read them, microseconds.
+    pub ack_latency_total_us: u64,
+    /// The oldest ACK stamp the driver read, microseconds.
+    pub ack_latency_max_us: u64,
 }
 
 impl KernelFeedback {
@@ -100,6 +104,11 @@ impl FeedbackSource for KernelFeedback {
                 StampKind::Ack => {
                     self.ack_stamps += 1;
                     let ns = s.ns;
+                    // How long the stamp waited for the driver: the user-space part of the
+                    // feedback loop, which a controller's RTT samples do not include.
+                    let age_us = realtime.saturating_sub(ns) / 1_000;
+                    self.ack_latency_total_us = self.ack_latency_total_us.saturating_add(age_us);
+                    self.ack_latency_max_us = self.ack_latency_max_us.max(age_us);
                     out.extend(Self::settle(ledger, end, |c| stamp_rtt(c, ns, now, realtime)));
                 }
             }
@@ -135,7 +144,12 @@ impl FeedbackSource for KernelFeedback {
     }
 
     fn stats(&self) -> FeedbackStats {
-        FeedbackStats { primary_acks: self.ack_stamps, fallback_acks: self.info_acks }
+        FeedbackStats {
+            primary_acks: self.ack_stamps,
+            fallback_acks: self.info_acks,
+            ack_latency_total_us: self.ack_latency_total_us,
+            ack_latency_max_us: self.ack_latency_max_us,
+        }
     }
 }
 

@@ -25,6 +25,11 @@ pub struct FeedbackStats {
     pub primary_acks: u64,
     /// Chunks acknowledged by a fallback (TCP_INFO) because the primary signal missed them.
     pub fallback_acks: u64,
+    /// Sum over primary acknowledgements of the time from the kernel's stamp to the driver
+    /// reading it, microseconds (0 where the source has no stamp clock).
+    pub ack_latency_total_us: u64,
+    /// The largest such time, microseconds.
+    pub ack_latency_max_us: u64,
 }
 
 /// One thing a feedback source learned.

@@ -136,7 +136,7 @@ impl FeedbackSource for UdpFeedback {
     }
 
     fn stats(&self) -> FeedbackStats {
-        FeedbackStats { primary_acks: self.acks, fallback_acks: 0 }
+        FeedbackStats { primary_acks: self.acks, ..FeedbackStats::default() }
     }
 }
 

@@ -1,0 +1,249 @@
+//! The engine's acceptance criteria, short versions, over the trace-driven emulator (root only;
+//! skipped with a message otherwise). `bench/engine-emulated.sh` runs the long versions.
+//!
+//! - `curl` downloads from `alcc serve --cc copa` over kernel CUBIC behind a cellular trace
+//!   (10 ms one-way, 2 MB drop-tail queue): its p95 one-way delay is at most a quarter of plain
+//!   CUBIC's, its throughput above a floor, its window below the kernel's cwnd, and the
+//!   driver reads ACK stamps promptly.
+//! - 50 MiB cross a fast link with 1 % random loss byte-identical, and the controller hears
+//!   the losses.
+//!
+//! Every run is one `alcc link` child that removes its namespaces when its client command
+//! exits; scratch files live in a directory removed on drop, so a failing assertion leaves
+//! nothing behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+
+const ALCC: &str = env!("CARGO_BIN_EXE_alcc");
+
+/// The tests run one at a time: two emulators sharing the CPU would distort the measurements.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false)
+}
+
+fn has(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// Why these tests cannot run here, if they cannot.
+fn skip_reason() -> Option<&'static str> {
+    if !is_root() {
+        Some("the emulator needs root")
+    } else if !has("curl") {
+        Some("curl is not installed")
+    } else {
+        None
+    }
+}
+
+/// A scratch directory removed when dropped (also when an assertion fails).
+struct TmpDir(PathBuf);
+
+impl TmpDir {
+    fn new(tag: &str) -> TmpDir {
+        let dir = std::env::temp_dir().join(format!("alcc-emulated-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TmpDir(dir)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// CampusWalk from `$ALCC_TRACE_DIR/alcc-paper`, or a synthetic cellular trace.
+fn cellular_trace(dir: &TmpDir) -> PathBuf {
+    let root = std::env::var_os("ALCC_TRACE_DIR").map_or_else(|| "/work/shared/traces".into(), PathBuf::from);
+    let paper = root.join("alcc-paper/CampusWalk.trace");
+    if paper.is_file() {
+        return paper;
+    }
+    eprintln!("{} not found: using a synthetic cellular trace", paper.display());
+    let out = dir.path("cellular.trace");
+    let status = Command::new(ALCC)
+        .args(["trace", "gen", "--kind", "cellular", "--seed", "1", "--duration", "60", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    out
+}
+
+/// Runs `alcc link` over `trace` (both directions) with `server` on the server side and
+/// `client` (a shell command) in the client namespace.
+fn link(trace: &Path, extra: &[&str], server: &str, client: &str) -> Output {
+    let out = Command::new(ALCC)
+        .arg("link")
+        .arg("--uplink")
+        .arg(trace)
+        .arg("--downlink")
+        .arg(trace)
+        .args(extra)
+        .args(["--server", server, "--", "sh", "-c", client])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "alcc link failed: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// Throughput (Mbit/s) and p95 one-way delay (ms) of a downlink log.
+fn analyze(log: &Path) -> (f64, f64) {
+    let out = Command::new(ALCC).args(["analyze", "--json"]).arg(log).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (v["throughput_mbps"].as_f64().unwrap(), v["delay_p95_ms"].as_f64().unwrap())
+}
+
+/// Telemetry samples (a line cut short when the server was stopped is skipped).
+fn telemetry(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// One curl download of `secs` seconds from `alcc serve --cc CC` behind the cellular link;
+/// returns (Mbit/s, p95 ms, telemetry).
+fn download(dir: &TmpDir, trace: &Path, cc: &str, secs: u32) -> (f64, f64, Vec<serde_json::Value>) {
+    let log = dir.path(&format!("{cc}.log"));
+    let tel = dir.path(&format!("{cc}.tel"));
+    let server = format!(
+        "{ALCC} serve --port 9000 --cc {cc} --underlay cubic --bytes 100000000000 --http --telemetry {}",
+        tel.display()
+    );
+    let client =
+        format!("sleep 0.5; curl -s -o /dev/null --max-time {secs} http://$ALCC_SERVER:9000/; exit 0");
+    let log_arg = log.to_string_lossy().into_owned();
+    let extra = [
+        "--delay",
+        "10",
+        "--downlink-queue",
+        "droptail",
+        "--downlink-queue-args",
+        "bytes=2000000",
+        "--downlink-log",
+        &log_arg,
+    ];
+    link(trace, &extra, &server, &client);
+    let (tput, p95) = analyze(&log);
+    eprintln!("{cc}: {tput:.2} Mbit/s, p95 {p95:.1} ms");
+    (tput, p95, telemetry(&tel))
+}
+
+/// The throughput floor, as a fraction of plain CUBIC's. A faithful Copa cannot exceed what it
+/// reaches in the simulator on the same trace (0.74 of CUBIC on CampusWalk over 30 s), and on
+/// this emulator it varies from run to run between 0.47 and 0.67 (eleven 30 s runs; 0.52 in a
+/// 15 s run): Copa's standing-RTT target reacts to millisecond jitter of the ACK path, which
+/// the simulator does not have. A third of CUBIC stays clear of that spread on a loaded
+/// 2-core machine and still fails an engine that starves the pipe: a flow that waits for the
+/// 200 ms stall poll instead of its ACK stamps, or a kernel pacing cap far below the
+/// controller's rate, falls well under it.
+const COPA_THROUGHPUT_FLOOR: f64 = 0.35;
+
+#[test]
+fn copa_over_cubic_cuts_p95_delay_to_a_quarter_and_keeps_its_window_under_cwnd() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let _one_at_a_time = serial();
+    let dir = TmpDir::new("delay");
+    let trace = cellular_trace(&dir);
+    let (cubic_tput, cubic_p95, _) = download(&dir, &trace, "none", 15);
+    let (copa_tput, copa_p95, tel) = download(&dir, &trace, "copa", 15);
+    assert!(copa_p95 <= cubic_p95 / 4.0, "p95 copa {copa_p95} ms vs cubic {cubic_p95} ms");
+    assert!(
+        copa_tput >= COPA_THROUGHPUT_FLOOR * cubic_tput,
+        "copa {copa_tput:.2} Mbit/s vs cubic {cubic_tput:.2} Mbit/s"
+    );
+    let both: Vec<(u64, u64)> =
+        tel.iter().filter_map(|s| Some((s["window"].as_u64()?, s["kernel_cwnd"].as_u64()?))).collect();
+    assert!(both.len() > 100, "only {} telemetry samples", both.len());
+    let below = both.iter().filter(|(w, k)| w < k).count() as f64 / both.len() as f64;
+    eprintln!("window below the kernel cwnd in {:.1} % of {} samples", below * 100.0, both.len());
+    assert!(below >= 0.9, "window below cwnd in only {:.1} % of samples", below * 100.0);
+    // The user-space part of the feedback loop (kernel ACK stamp to the driver reading it)
+    // measured 0.2-0.4 ms on average here; 5 ms would add a sixth to this path's 30 ms RTT.
+    let last = tel.last().unwrap();
+    let stamps = last["ack_stamps"].as_u64().unwrap();
+    let mean_us = last["ack_latency_total_us"].as_u64().unwrap() as f64 / stamps.max(1) as f64;
+    eprintln!("{stamps} ACK stamps, read {mean_us:.0} us after the kernel stamped them on average");
+    assert!(stamps > 1000 && mean_us < 5_000.0, "{stamps} stamps, mean latency {mean_us:.0} us");
+}
+
+/// Deterministic content that is not periodic on any small scale (xorshift64*).
+fn content(len: usize) -> Vec<u8> {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        out.extend_from_slice(&x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+#[test]
+fn fifty_mib_arrive_intact_through_one_percent_loss_and_the_controller_hears_it() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let _one_at_a_time = serial();
+    let dir = TmpDir::new("loss");
+    let trace = dir.path("constant.trace");
+    let status = Command::new(ALCC)
+        .args(["trace", "gen", "--kind", "constant", "--rate", "200", "--duration", "1", "--out"])
+        .arg(&trace)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let data = content(50 << 20);
+    let file = dir.path("data.bin");
+    std::fs::write(&file, &data).unwrap();
+    let got = dir.path("got.bin");
+    let tel = dir.path("tel.jsonl");
+    let server = format!(
+        "{ALCC} serve --port 9000 --cc copa --underlay cubic --http --file {} --telemetry {}",
+        file.display(),
+        tel.display()
+    );
+    let client = format!("sleep 0.5; curl -sS --max-time 90 -o {} http://$ALCC_SERVER:9000/", got.display());
+    let start = std::time::Instant::now();
+    let extra = [
+        "--delay",
+        "1",
+        "--downlink-loss",
+        "0.01",
+        "--downlink-queue",
+        "droptail",
+        "--downlink-queue-args",
+        "packets=1000",
+    ];
+    link(&trace, &extra, &server, &client);
+    let secs = start.elapsed().as_secs_f64();
+    let received = std::fs::read(&got).unwrap();
+    assert_eq!(received.len(), data.len(), "length");
+    assert!(received == data, "content differs");
+    let losses = telemetry(&tel).iter().filter_map(|s| s["losses"].as_u64()).max().unwrap_or(0);
+    eprintln!("50 MiB with 1 % loss: {secs:.1} s, {losses} loss events at the controller");
+    // About 36 000 segments at 1 % loss: hundreds of retransmissions.
+    assert!(losses >= 50, "the controller heard only {losses} losses");
+}
