@@ -161,19 +161,7 @@ impl AlccStream {
             st.released = true;
             st.finished = true;
         }
-        Ok(AlccStream {
-            id: u64::MAX,
-            fd: Arc::new(fd),
-            shared,
-            driver,
-            nonblocking: false,
-            read_timeout: None,
-            write_timeout: None,
-            closed: AtomicBool::new(false),
-            mode,
-            receiver: None,
-            udp_receiver: None,
-        })
+        Ok(AlccStream::assemble(u64::MAX, Arc::new(fd), shared, driver, mode))
     }
 
     /// The receiving side of UDP mode: a UDP socket connected to the server at `addr`.
@@ -216,36 +204,8 @@ impl AlccStream {
         };
         socket.connect(peer)?;
         socket.set_nonblocking(true)?;
-        let fd: OwnedFd = socket.into();
-        let driver = driver::get()?;
-        let id = driver.next_id();
-        let decision = controller.as_ref().map(|c| c.decision());
-        let info = FlowInfo {
-            controller: options.cc.clone(),
-            underlay: "udp".into(),
-            metrics: controller.as_ref().map(|c| c.metrics()),
-            window: decision.map_or(u64::MAX, |d| d.window),
-            pacing_rate: decision.and_then(|d| d.pacing_rate),
-            ..FlowInfo::default()
-        };
-        let shared = Shared::new(options.queue_capacity.max(1), info);
-        let fd = Arc::new(fd);
-        let limits = Limits { max_chunk: options.max_chunk.max(1), default_mss: options.mss.max(1) };
-        let flow = Flow::new(id, fd.clone(), shared.clone(), controller, options.cc.clone(), limits);
-        driver.register(flow.udp(hello));
-        let stream = AlccStream {
-            id,
-            fd,
-            shared,
-            driver,
-            nonblocking: false,
-            read_timeout: None,
-            write_timeout: None,
-            closed: AtomicBool::new(false),
-            mode: Mode::Udp,
-            receiver: None,
-            udp_receiver: None,
-        };
+        let stream =
+            AlccStream::sending(socket.into(), options, controller, "udp", Mode::Udp, |f| f.udp(hello))?;
         Ok((stream, peer))
     }
 
@@ -320,12 +280,29 @@ impl AlccStream {
             s
         };
         drop(flags);
+        let underlay = options.underlay.clone();
+        AlccStream::sending(fd, options, controller, &underlay, options.mode, |flow| match writer {
+            Some(w) => flow.framed(w),
+            None => flow,
+        })
+    }
+
+    /// Registers a sending flow on `fd` (already configured) with the driver and returns the
+    /// application's end of it; `wrap` picks the flow's feedback source.
+    fn sending(
+        fd: OwnedFd,
+        options: &Options,
+        controller: Option<Box<dyn alcc_cc::Controller>>,
+        underlay: &str,
+        mode: Mode,
+        wrap: impl FnOnce(Flow) -> Flow,
+    ) -> Result<AlccStream> {
         let driver = driver::get()?;
         let id = driver.next_id();
         let decision = controller.as_ref().map(|c| c.decision());
         let info = FlowInfo {
             controller: options.cc.clone(),
-            underlay: options.underlay.clone(),
+            underlay: underlay.to_string(),
             metrics: controller.as_ref().map(|c| c.metrics()),
             window: decision.map_or(u64::MAX, |d| d.window),
             pacing_rate: decision.and_then(|d| d.pacing_rate),
@@ -335,11 +312,19 @@ impl AlccStream {
         let fd = Arc::new(fd);
         let limits = Limits { max_chunk: options.max_chunk.max(1), default_mss: options.mss.max(1) };
         let flow = Flow::new(id, fd.clone(), shared.clone(), controller, options.cc.clone(), limits);
-        driver.register(match writer {
-            Some(w) => flow.framed(w),
-            None => flow,
-        });
-        Ok(AlccStream {
+        driver.register(wrap(flow));
+        Ok(AlccStream::assemble(id, fd, shared, driver, mode))
+    }
+
+    /// A stream over a flow already known to the driver (or, for a receiver, to nobody).
+    fn assemble(
+        id: u64,
+        fd: Arc<OwnedFd>,
+        shared: Arc<Shared>,
+        driver: Arc<Driver>,
+        mode: Mode,
+    ) -> AlccStream {
+        AlccStream {
             id,
             fd,
             shared,
@@ -348,10 +333,10 @@ impl AlccStream {
             read_timeout: None,
             write_timeout: None,
             closed: AtomicBool::new(false),
-            mode: options.mode,
+            mode,
             receiver: None,
             udp_receiver: None,
-        })
+        }
     }
 
     /// The raw socket (for `poll` on readability; write through this stream only).
