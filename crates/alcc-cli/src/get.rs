@@ -1,5 +1,6 @@
-//! `alcc get HOST:PORT`: a download client over plain TCP (like any unmodified client),
-//! reporting bytes, time and throughput.
+//! `alcc get HOST:PORT`: a download client over plain TCP (like any unmodified client), or
+//! with `--mode framed` the receiving side of framed mode (ACK frames back, and Sprout's
+//! forecaster), reporting bytes, time and throughput.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
@@ -7,6 +8,7 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use alcc::{AlccStream, Mode, Options};
 use anyhow::{bail, Context, Result};
 
 /// Arguments of `alcc get`.
@@ -20,19 +22,25 @@ pub struct GetArgs {
     /// Send an HTTP/1.1 GET and strip the response head.
     #[arg(long)]
     http: bool,
+    /// `kernel`: a plain TCP client (the server runs alcc alone); `framed` or `udp`: the
+    /// receiving side of those modes, for `alcc serve --mode framed|udp` (udp: bytes of lost
+    /// datagrams are missing, nothing is retransmitted).
+    #[arg(long, default_value = "kernel")]
+    mode: Mode,
 }
 
 /// Runs the client.
 pub fn run(args: GetArgs) -> Result<()> {
+    if args.mode != Mode::Kernel {
+        if args.http {
+            bail!("--http needs --mode kernel: framed and udp modes have no HTTP request");
+        }
+        return run_alcc(&args);
+    }
     let start = Instant::now();
     let mut stream =
         TcpStream::connect(&args.addr).with_context(|| format!("connecting to {}", args.addr))?;
-    let mut out: Box<dyn Write> = match &args.out {
-        Some(p) => {
-            Box::new(BufWriter::new(File::create(p).with_context(|| format!("creating {}", p.display()))?))
-        }
-        None => Box::new(io::sink()),
-    };
+    let mut out = open_out(&args)?;
     let mut buf = vec![0u8; 256 << 10];
     let mut expect = None;
     let mut body = 0u64;
@@ -71,5 +79,46 @@ pub fn run(args: GetArgs) -> Result<()> {
             bail!("truncated: Content-Length {e}, received {body}");
         }
     }
+    Ok(())
+}
+
+fn open_out(args: &GetArgs) -> Result<Box<dyn Write>> {
+    Ok(match &args.out {
+        Some(p) => {
+            Box::new(BufWriter::new(File::create(p).with_context(|| format!("creating {}", p.display()))?))
+        }
+        None => Box::new(io::sink()),
+    })
+}
+
+/// The receiving side of framed or UDP mode.
+fn run_alcc(args: &GetArgs) -> Result<()> {
+    let start = Instant::now();
+    let options = Options::default().mode(args.mode);
+    let mut stream =
+        AlccStream::connect(&args.addr, &options).with_context(|| format!("connecting to {}", args.addr))?;
+    let mut out = open_out(args)?;
+    let mut buf = vec![0u8; 256 << 10];
+    let mut body = 0u64;
+    loop {
+        let n = stream.read(&mut buf).with_context(|| format!("{} receive", args.mode))?;
+        if n == 0 {
+            break;
+        }
+        out.write_all(&buf[..n])?;
+        body += n as u64;
+    }
+    out.flush()?;
+    let stats = stream.receiver_stats().unwrap_or_default();
+    stream.close(Some(std::time::Duration::from_secs(10)))?;
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "alcc get: {body} bytes in {secs:.3} s ({:.2} Mbit/s), {}: sender `{}`, {} data frames, {} reports",
+        body as f64 * 8.0 / secs / 1e6,
+        args.mode,
+        stats.sender_spec.as_deref().unwrap_or("?"),
+        stats.frames,
+        stats.reports
+    );
     Ok(())
 }

@@ -13,6 +13,14 @@
  * variables ALCC_CC (default "fixed", an unbounded window) and ALCC_UNDERLAY (default
  * "cubic") decide.
  *
+ * Modes (alcc_set_mode, or ALCC_MODE): "kernel" (default) runs alcc at the sender only,
+ * for any TCP client. "framed" runs alcc at both ends (docs/wire-format.md): the accepting
+ * side sends each chunk in a data frame; the connecting side (alcc_connect + alcc_recv)
+ * receives only the application bytes and answers with ACK frames (and, for Sprout, its
+ * forecasts), so receiver-side algorithms such as "sprout" run. In framed mode the
+ * connecting side cannot alcc_send (-1/EOPNOTSUPP) and the accepting side cannot alcc_recv;
+ * a peer that breaks the wire format fails that connection with -1/EIO.
+ *
  * Kept in sync by hand with crates/alcc-ffi/src/lib.rs.
  */
 #ifndef ALCC_H
@@ -66,6 +74,12 @@ int alcc_close(int fd);
  * underlay is NULL, the kernel congestion control ("cubic", "reno", "bbr"). -1/EINVAL for
  * an unknown or malformed spec, -1/ENOENT for an underlay the kernel refuses. */
 int alcc_set_cc(int fd, const char *spec, const char *underlay);
+/* Chooses the mode, "kernel" or "framed", on a listening socket (for the connections it
+ * accepts later) or an unconnected socket (before alcc_connect). -1/EINVAL for an unknown
+ * mode, -1/EOPNOTSUPP for "udp" (UDP mode is in the Rust API and the CLI only),
+ * -1/EISCONN on a connection. Choose the mode before a receiver-side controller
+ * ("sprout"), which alcc_set_cc refuses in kernel mode. */
+int alcc_set_mode(int fd, const char *mode);
 /* Fills *info for an alcc connection. -1/EBADF if fd is not one. */
 int alcc_get_info(int fd, struct alcc_info *info);
 

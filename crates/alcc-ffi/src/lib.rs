@@ -17,7 +17,7 @@ use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use engine::{AlccStream, FlowInfo, Options};
+use engine::{AlccStream, FlowInfo, Mode, Options};
 
 /// `struct alcc_info` of `alcc.h`.
 #[repr(C)]
@@ -95,6 +95,7 @@ pub fn errno_of(e: &io::Error) -> Errno {
         K::ConnectionAborted => libc::ECONNABORTED,
         K::NotConnected => libc::ENOTCONN,
         K::InvalidInput => libc::EINVAL,
+        K::Unsupported => libc::EOPNOTSUPP,
         K::NotFound => libc::ENOENT,
         K::Interrupted => libc::EINTR,
         _ => libc::EIO,
@@ -107,6 +108,8 @@ struct Table {
     conns: HashMap<RawFd, Arc<AlccStream>>,
     /// Choices made with `alcc_set_cc` on listening or not yet connected sockets.
     pending: HashMap<RawFd, (String, String)>,
+    /// Modes chosen with `alcc_set_mode` on listening or not yet connected sockets.
+    modes: HashMap<RawFd, Mode>,
 }
 
 fn table() -> MutexGuard<'static, Table> {
@@ -120,11 +123,22 @@ fn env_options() -> Options {
     Options::with_cc(&cc).underlay(&underlay)
 }
 
+/// The mode from `ALCC_MODE` (`kernel`, the default, or `framed`).
+fn env_mode() -> Mode {
+    std::env::var("ALCC_MODE").ok().and_then(|m| m.parse().ok()).unwrap_or_default()
+}
+
+fn mode_for(fd: RawFd) -> Mode {
+    table().modes.get(&fd).copied().unwrap_or_else(env_mode)
+}
+
 fn options_for(fd: RawFd) -> Options {
-    match table().pending.get(&fd) {
+    let mode = mode_for(fd);
+    let options = match table().pending.get(&fd) {
         Some((cc, underlay)) => Options::with_cc(cc).underlay(underlay),
         None => env_options(),
-    }
+    };
+    options.mode(mode)
 }
 
 fn conn(fd: RawFd) -> Result<Arc<AlccStream>, Errno> {
@@ -132,12 +146,19 @@ fn conn(fd: RawFd) -> Result<Arc<AlccStream>, Errno> {
 }
 
 /// Puts the connected socket `tcp` (descriptor `fd`) under alcc with the options chosen for
-/// `chosen_on`.
-pub fn adopt(fd: RawFd, tcp: TcpStream, chosen_on: RawFd) -> Result<(), Errno> {
+/// `chosen_on`. In framed mode the connecting side (`connected`) receives and the
+/// accepting side sends.
+pub fn adopt(fd: RawFd, tcp: TcpStream, chosen_on: RawFd, connected: bool) -> Result<(), Errno> {
     let options = options_for(chosen_on);
-    let stream = AlccStream::from_tcp(tcp, &options).map_err(|e| errno_of(&io::Error::from(e)))?;
+    let stream = if connected && options.mode == Mode::Framed {
+        AlccStream::framed_receiver(tcp, &options)
+    } else {
+        AlccStream::from_tcp(tcp, &options)
+    };
+    let stream = stream.map_err(|e| errno_of(&io::Error::from(e)))?;
     let mut t = table();
     t.pending.remove(&fd);
+    t.modes.remove(&fd);
     t.conns.insert(fd, Arc::new(stream));
     Ok(())
 }
@@ -165,6 +186,7 @@ pub fn close(fd: RawFd) -> Closing {
     let stream = {
         let mut t = table();
         t.pending.remove(&fd);
+        t.modes.remove(&fd);
         t.conns.remove(&fd)
     };
     let Some(stream) = stream else { return Closing::Plain };
@@ -175,8 +197,9 @@ pub fn close(fd: RawFd) -> Closing {
 
 /// `alcc_set_cc`.
 pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno> {
-    engine::stream::check_spec(spec).map_err(|_| libc::EINVAL)?;
     let existing = table().conns.get(&fd).cloned();
+    let mode = existing.as_ref().map_or_else(|| mode_for(fd), |s| s.mode());
+    engine::stream::check_spec_for(spec, mode).map_err(|_| libc::EINVAL)?;
     match existing {
         Some(stream) => {
             if let Some(u) = underlay {
@@ -196,6 +219,21 @@ pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno
             Ok(())
         }
     }
+}
+
+/// `alcc_set_mode`: on a listening or not yet connected socket (EISCONN on a connection).
+pub fn set_mode(fd: RawFd, mode: &str) -> Result<(), Errno> {
+    let mode: Mode = mode.parse().map_err(|_| libc::EINVAL)?;
+    if mode == Mode::Udp {
+        // The C calls wrap TCP sockets; UDP mode is in the Rust API and the CLI.
+        return Err(libc::EOPNOTSUPP);
+    }
+    let mut t = table();
+    if t.conns.contains_key(&fd) {
+        return Err(libc::EISCONN);
+    }
+    t.modes.insert(fd, mode);
+    Ok(())
 }
 
 /// `alcc_get_info`.

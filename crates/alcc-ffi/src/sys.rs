@@ -77,7 +77,7 @@ pub unsafe extern "C" fn alcc_accept(
         if fd < 0 {
             return Err(last_errno());
         }
-        crate::adopt(fd, tcp_from(fd), sockfd)?;
+        crate::adopt(fd, tcp_from(fd), sockfd, false)?;
         Ok(fd)
     })
 }
@@ -103,7 +103,7 @@ pub unsafe extern "C" fn alcc_connect(
                 return Err(e);
             }
         }
-        crate::adopt(sockfd, tcp_from(sockfd), sockfd)?;
+        crate::adopt(sockfd, tcp_from(sockfd), sockfd, true)?;
         Ok(0)
     })
 }
@@ -197,6 +197,22 @@ pub unsafe extern "C" fn alcc_set_cc(
             Some(unsafe { CStr::from_ptr(underlay) }.to_str().map_err(|_| libc::EINVAL)?)
         };
         crate::set_cc(fd, spec, underlay).map(|()| 0)
+    })
+}
+
+/// Chooses the mode (`"kernel"` or `"framed"`) of a listening or not yet connected socket.
+///
+/// # Safety
+/// `mode` must be a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn alcc_set_mode(fd: RawFd, mode: *const libc::c_char) -> libc::c_int {
+    guard(|| {
+        if mode.is_null() {
+            return Err(libc::EINVAL);
+        }
+        // SAFETY: the caller guarantees a NUL-terminated string.
+        let mode = unsafe { CStr::from_ptr(mode) }.to_str().map_err(|_| libc::EINVAL)?;
+        crate::set_mode(fd, mode).map(|()| 0)
     })
 }
 

@@ -180,7 +180,10 @@ fn run(driver: &Driver, epoll: &Epoll, timer: &TimerFd) {
 impl Loop<'_> {
     fn add(&mut self, flow: Flow) {
         let id = flow.id;
-        let events = (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP | libc::EPOLLET) as u32;
+        let mut events = (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP | libc::EPOLLET) as u32;
+        if flow.reads_socket() {
+            events |= libc::EPOLLIN as u32;
+        }
         if let Err(e) = self.epoll.add(flow.fd.as_raw_fd(), events, id) {
             let mut st = flow.shared.lock();
             st.error = Some((e.kind(), format!("epoll: {e}")));

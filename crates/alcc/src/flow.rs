@@ -7,10 +7,13 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use alcc_cc::{Controller, SentPacket, Time};
+use alcc_cc::{Controller, SenderHint, SentPacket, Time};
 
+use crate::feedback::framed::FramedFeedback;
 use crate::feedback::kernel::KernelFeedback;
+use crate::feedback::udp::UdpFeedback;
 use crate::feedback::{Feedback, FeedbackSource};
+use crate::framing::FrameWriter;
 use crate::info::FlowInfo;
 use crate::ledger::Ledger;
 use crate::pacer::Pacer;
@@ -90,6 +93,10 @@ pub(crate) struct Flow {
     ledger: Ledger,
     pacer: Pacer,
     feedback: Box<dyn FeedbackSource>,
+    /// Framed mode: the writer that puts each chunk in a data frame.
+    framing: Option<FrameWriter>,
+    /// UDP mode: one datagram per chunk (and the `Hello` still to send, if any).
+    datagrams: Option<Datagrams>,
     /// Segment size to use while no TCP_INFO is known.
     default_mss: u64,
     limits: Limits,
@@ -124,6 +131,8 @@ impl Flow {
             ledger: Ledger::new(),
             pacer: Pacer::new(),
             feedback: Box::new(KernelFeedback::new()),
+            framing: None,
+            datagrams: None,
             default_mss: limits.default_mss,
             limits,
             events: Vec::new(),
@@ -137,12 +146,37 @@ impl Flow {
         }
     }
 
+    /// Makes this a framed-mode flow (docs/wire-format.md): chunks leave as data frames
+    /// written by `writer`, feedback comes from the peer's ACK and report frames.
+    pub fn framed(mut self, writer: FrameWriter) -> Flow {
+        self.feedback = Box::new(FramedFeedback::new());
+        self.framing = Some(writer);
+        self
+    }
+
+    /// Makes this a UDP-mode flow on a connected UDP socket: every chunk is one data
+    /// datagram, after a `Hello` naming `spec`; feedback comes from per-datagram ACKs.
+    pub fn udp(mut self, hello: Vec<u8>) -> Flow {
+        self.feedback = Box::new(UdpFeedback::new());
+        self.datagrams = Some(Datagrams { hello: Some(hello), buf: Vec::new() });
+        self
+    }
+
+    /// Whether the driver must report the socket's readability (the peer's frames).
+    pub fn reads_socket(&self) -> bool {
+        self.framing.is_some() || self.datagrams.is_some()
+    }
+
     /// One step: take in feedback, fire the controller's timer, write what the window and
     /// pacer allow, flush and close when asked. Never blocks.
     pub fn step(&mut self, now: Time) -> Next {
         match self.try_step(now) {
             Ok(next) => next,
             Err(e) => {
+                if self.framing.is_some() {
+                    // A framed peer that broke the protocol (or failed) is cut off at once.
+                    let _ = sys::shutdown_both(self.fd.as_raw_fd());
+                }
                 let mut st = self.shared.lock();
                 if st.error.is_none() {
                     st.error = Some((e.kind(), e.to_string()));
@@ -171,6 +205,7 @@ impl Flow {
                         self.losses += 1;
                         c.on_loss(now, l)
                     }
+                    Feedback::Report(r) => c.on_report(now, r),
                 }
             }
             if c.next_timer().is_some_and(|t| t <= now) {
@@ -197,7 +232,13 @@ impl Flow {
         self.pace_kernel(fd)?;
         let before = st.queue.len();
         let mut wake_at = None;
-        while !st.queue.is_empty() {
+        if self.framing.is_some() {
+            wake_at = self.write_framed(fd, now, &mut st)?;
+        }
+        if self.datagrams.is_some() {
+            wake_at = self.write_datagrams(fd, now, &mut st)?;
+        }
+        while self.framing.is_none() && self.datagrams.is_none() && !st.queue.is_empty() {
             match self.next_chunk(now, st.queue.len() as u64) {
                 Ok(len) => {
                     // Straight from the queue's (at most two) slices: no copy in user space.
@@ -233,9 +274,23 @@ impl Flow {
         if st.queue.is_empty() {
             self.pacer.on_idle();
         }
-        if st.closing && st.queue.is_empty() && !self.shut {
-            sys::shutdown_write(fd)?;
-            self.shut = true;
+        let framed_pending = self.framing.as_ref().is_some_and(|w| !w.is_empty());
+        if st.closing && st.queue.is_empty() && !framed_pending && !self.shut {
+            if self.datagrams.is_none() {
+                sys::shutdown_write(fd)?;
+                self.shut = true;
+            } else if self.ledger.bytes_in_flight() == 0 {
+                // UDP mode: every datagram acknowledged or lost; tell the receiver (a few
+                // times: nothing is retransmitted).
+                let mut close = Vec::new();
+                crate::wire::Frame::Close { sent: self.ledger.written() }
+                    .encode(&mut close)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+                for _ in 0..3 {
+                    let _ = sys::send_parts(fd, &[&close], false);
+                }
+                self.shut = true;
+            }
         }
         let done = self.shut && self.ledger.bytes_in_flight() == 0;
         if done {
@@ -259,6 +314,11 @@ impl Flow {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        // A source's own timer (UDP mode's loss detection).
+        let wake = match (wake, self.feedback.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         // Waiting for the last acknowledgement after the FIN: look again now and then, in
         // case no stamp is coming (plain mode, or a stamp lost to a full error queue).
         // Plain mode has no ACK stamps either: while bytes are in flight, re-read TCP_INFO
@@ -267,6 +327,113 @@ impl Flow {
         let wake =
             if self.shut || plain_poll { Some(wake.unwrap_or(Time::MAX).min(now + FIN_POLL)) } else { wake };
         Ok(Next::Keep(wake))
+    }
+
+    /// Framed mode's writes: finish the frame in progress, then frame and write chunks while
+    /// the window and pacer allow. Returns when to try again (as the kernel-mode loop).
+    fn write_framed(
+        &mut self,
+        fd: std::os::fd::RawFd,
+        now: Time,
+        st: &mut SharedState,
+    ) -> io::Result<Option<Time>> {
+        loop {
+            let Some(writer) = self.framing.as_mut() else { return Ok(None) };
+            if !writer.flush(fd)? {
+                // The kernel is full: whatever holds us up, it is not the pacer.
+                self.pacer.on_idle();
+                return Ok(None);
+            }
+            if st.queue.is_empty() {
+                return Ok(None);
+            }
+            let len = match self.next_chunk(now, st.queue.len() as u64) {
+                Ok(len) => len.min(u64::from(crate::wire::MAX_PAYLOAD)) as usize,
+                Err(wait) => {
+                    if wait.is_none() {
+                        self.pacer.on_idle();
+                    }
+                    return Ok(Some(wait.unwrap_or(now + STALL_POLL)));
+                }
+            };
+            let hint = self.controller.as_ref().map_or_else(SenderHint::default, |c| c.sender_hint(now));
+            let seq = self.ledger.next_seq();
+            let (a, b) = st.queue.as_slices();
+            let first = &a[..len.min(a.len())];
+            let second = &b[..(len - first.len()).min(b.len())];
+            if let Some(writer) = self.framing.as_mut() {
+                writer.push_chunk(seq, now, hint, [first, second])?;
+            }
+            st.queue.drain(..len);
+            self.record_sent(now, len as u64);
+        }
+    }
+
+    /// UDP mode's writes: the `Hello` (three times), then one data datagram per chunk of at
+    /// most [`UDP_PAYLOAD`](crate::wire::udp::UDP_PAYLOAD) bytes while the window and pacer
+    /// allow. Returns when to try again.
+    fn write_datagrams(
+        &mut self,
+        fd: std::os::fd::RawFd,
+        now: Time,
+        st: &mut SharedState,
+    ) -> io::Result<Option<Time>> {
+        let Some(mut d) = self.datagrams.take() else { return Ok(None) };
+        let result = self.write_datagrams_with(&mut d, fd, now, st);
+        self.datagrams = Some(d);
+        result
+    }
+
+    fn write_datagrams_with(
+        &mut self,
+        d: &mut Datagrams,
+        fd: std::os::fd::RawFd,
+        now: Time,
+        st: &mut SharedState,
+    ) -> io::Result<Option<Time>> {
+        if let Some(hello) = d.hello.take() {
+            for _ in 0..3 {
+                let _ = sys::send_parts(fd, &[&hello], false);
+            }
+        }
+        while !st.queue.is_empty() {
+            let len = match self.next_chunk(now, st.queue.len() as u64) {
+                Ok(len) => len.min(u64::from(crate::wire::udp::UDP_PAYLOAD)) as usize,
+                Err(wait) => {
+                    if wait.is_none() {
+                        self.pacer.on_idle();
+                    }
+                    return Ok(Some(wait.unwrap_or(now + STALL_POLL)));
+                }
+            };
+            let hint = self.controller.as_ref().map_or_else(SenderHint::default, |c| c.sender_hint(now));
+            let header = crate::wire::DataHeader {
+                seq: self.ledger.next_seq(),
+                send_time: now,
+                time_to_next: hint.time_to_next,
+                len: len as u32,
+            };
+            d.buf.clear();
+            crate::wire::frame::encode_data_header(&header, &mut d.buf)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            let (a, b) = st.queue.as_slices();
+            let first = &a[..len.min(a.len())];
+            d.buf.extend_from_slice(first);
+            d.buf.extend_from_slice(&b[..(len - first.len()).min(b.len())]);
+            match sys::send_parts(fd, &[&d.buf], false) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    // The socket buffer is full: EPOLLOUT brings us back.
+                    self.pacer.on_idle();
+                    return Ok(None);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            st.queue.drain(..len);
+            self.record_sent(now, len as u64);
+        }
+        Ok(None)
     }
 
     /// The size of the next chunk, or `Err(when)` if nothing may go now (`when`: a time to
@@ -316,7 +483,8 @@ impl Flow {
             }
             None => 0,
         };
-        self.ledger.push(bytes, now, memo);
+        let chunk = self.ledger.push(bytes, now, memo);
+        self.feedback.on_sent(&chunk);
         self.chunks_sent += 1;
         self.max_in_flight = self.max_in_flight.max(in_flight);
     }
@@ -354,6 +522,14 @@ impl Flow {
         }
         info.queued = st.queue.len() as u64;
     }
+}
+
+/// UDP mode's sending state.
+pub(crate) struct Datagrams {
+    /// The encoded `Hello`, until it is sent.
+    hello: Option<Vec<u8>>,
+    /// The datagram being built.
+    buf: Vec<u8>,
 }
 
 /// How often a flow without ACK stamps (after its FIN, or in plain mode) re-reads TCP_INFO

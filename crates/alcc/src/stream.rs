@@ -2,10 +2,10 @@
 //! controller allows, with std `Read` and `Write`.
 
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use alcc_cc::{registry, Config};
@@ -13,8 +13,12 @@ use alcc_cc::{registry, Config};
 use crate::driver::{self, Driver};
 use crate::error::{Error, Result};
 use crate::flow::{Flow, Limits, Shared};
+use crate::framing::FrameWriter;
 use crate::info::FlowInfo;
+use crate::mode::Mode;
+use crate::receiver::{FramedReceiver, ReceiverStats};
 use crate::sys;
+use crate::udp_receiver::UdpReceiver;
 
 /// How a flow is set up: its controller, the kernel congestion control under it, buffers.
 #[derive(Clone, Debug)]
@@ -39,6 +43,9 @@ pub struct Options {
     /// stay closed) before the kernel gives up and the flow fails with `TimedOut`. `None`
     /// keeps the kernel's default (minutes of retries).
     pub user_timeout: Option<Duration>,
+    /// How the flow learns what was delivered. In [`Mode::Framed`] both ends run alcc: the
+    /// accepting side sends (each chunk in a data frame) and the connecting side receives.
+    pub mode: Mode,
 }
 
 impl Default for Options {
@@ -54,6 +61,7 @@ impl Default for Options {
             errqueue_rcvbuf: 4 << 20,
             mss: Config::default().mss,
             user_timeout: None,
+            mode: Mode::Kernel,
         }
     }
 }
@@ -62,6 +70,12 @@ impl Options {
     /// Default options with controller `cc`.
     pub fn with_cc(cc: &str) -> Options {
         Options { cc: cc.into(), ..Options::default() }
+    }
+
+    /// Sets the mode.
+    pub fn mode(mut self, mode: Mode) -> Options {
+        self.mode = mode;
+        self
     }
 
     /// Sets the kernel congestion control.
@@ -76,12 +90,13 @@ fn is_none(spec: &str) -> bool {
     spec.trim().eq_ignore_ascii_case("none")
 }
 
-/// Builds the controller for `spec` (`None` for `none`), refusing receiver-side algorithms.
-fn build_controller(spec: &str, mss: u64) -> Result<Option<Box<dyn alcc_cc::Controller>>> {
+/// Builds the controller for `spec` (`None` for `none`), refusing receiver-side algorithms
+/// in kernel mode.
+fn build_controller(spec: &str, mss: u64, mode: Mode) -> Result<Option<Box<dyn alcc_cc::Controller>>> {
     if is_none(spec) {
         return Ok(None);
     }
-    if registry::entry(spec)?.needs_receiver() {
+    if mode == Mode::Kernel && registry::entry(spec)?.needs_receiver() {
         return Err(Error::NeedsReceiver(spec.to_string()));
     }
     Ok(Some(registry::build(spec, &Config { mss, seed: 0 })?))
@@ -89,7 +104,12 @@ fn build_controller(spec: &str, mss: u64) -> Result<Option<Box<dyn alcc_cc::Cont
 
 /// Checks that `spec` names a controller kernel mode can run (or is `none`).
 pub fn check_spec(spec: &str) -> Result<()> {
-    build_controller(spec, Config::default().mss).map(drop)
+    check_spec_for(spec, Mode::Kernel)
+}
+
+/// Checks that `spec` names a controller `mode` can run (or is `none`).
+pub fn check_spec_for(spec: &str, mode: Mode) -> Result<()> {
+    build_controller(spec, Config::default().mss, mode).map(drop)
 }
 
 /// A TCP stream paced by a user-space controller.
@@ -102,6 +122,12 @@ pub struct AlccStream {
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
     closed: AtomicBool,
+    /// How this flow learns what was delivered.
+    mode: Mode,
+    /// The receiving side of framed mode (the connecting side).
+    receiver: Option<Mutex<FramedReceiver>>,
+    /// The receiving side of UDP mode (the connecting side).
+    udp_receiver: Option<Mutex<UdpReceiver>>,
 }
 
 impl std::fmt::Debug for AlccStream {
@@ -111,14 +137,120 @@ impl std::fmt::Debug for AlccStream {
 }
 
 impl AlccStream {
-    /// Connects to `addr` and runs the flow with `options`.
+    /// Connects to `addr` and runs the flow with `options`. In [`Mode::Framed`] this is the
+    /// receiving side: reads return the sender's application bytes, writes are refused.
+    /// In [`Mode::Udp`] this is the receiving side of UDP mode (see [`accept_udp`](Self::accept_udp)).
     pub fn connect(addr: impl ToSocketAddrs, options: &Options) -> Result<AlccStream> {
-        AlccStream::from_tcp(TcpStream::connect(addr)?, options)
+        if options.mode == Mode::Udp {
+            return AlccStream::udp_receiver(addr, options);
+        }
+        let tcp = TcpStream::connect(addr)?;
+        match options.mode {
+            Mode::Framed => AlccStream::framed_receiver(tcp, options),
+            _ => AlccStream::from_tcp(tcp, options),
+        }
+    }
+
+    /// A stream the driver never holds: the receiving side of framed or UDP mode.
+    fn receiving(fd: OwnedFd, mode: Mode) -> Result<AlccStream> {
+        let driver = driver::get()?;
+        let info = FlowInfo { controller: "receiver".into(), ..FlowInfo::default() };
+        let shared = Shared::new(1, info);
+        {
+            let mut st = shared.lock();
+            st.released = true;
+            st.finished = true;
+        }
+        Ok(AlccStream::assemble(u64::MAX, Arc::new(fd), shared, driver, mode))
+    }
+
+    /// The receiving side of UDP mode: a UDP socket connected to the server at `addr`.
+    fn udp_receiver(addr: impl ToSocketAddrs, options: &Options) -> Result<AlccStream> {
+        let addr = addr
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to connect to"))?;
+        let local: SocketAddr = if addr.is_ipv4() {
+            ([0, 0, 0, 0], 0).into()
+        } else {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        };
+        let sock = UdpSocket::bind(local)?;
+        sock.connect(addr)?;
+        sock.set_nonblocking(true)?;
+        let fd: OwnedFd = sock.into();
+        let config = Config { mss: options.mss.max(1), seed: 0 };
+        let receiver = UdpReceiver::new(fd.as_raw_fd(), config);
+        let mut s = AlccStream::receiving(fd, Mode::Udp)?;
+        s.udp_receiver = Some(Mutex::new(receiver));
+        Ok(s)
+    }
+
+    /// The sending side of UDP mode: waits on `socket` for a client's start request,
+    /// connects the socket to that client and sends to it under `options` (one client per
+    /// socket). Datagrams that are not a valid request are ignored while waiting.
+    pub fn accept_udp(socket: UdpSocket, options: &Options) -> Result<(AlccStream, SocketAddr)> {
+        let controller = build_controller(&options.cc, options.mss, Mode::Udp)?;
+        let mut hello = Vec::new();
+        crate::wire::Frame::Hello { spec: options.cc.trim().to_string() }
+            .encode(&mut hello)
+            .map_err(|e| Error::Io(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
+        let mut buf = [0u8; 2048];
+        let peer = loop {
+            let (n, peer) = socket.recv_from(&mut buf)?;
+            if matches!(crate::wire::udp::parse_datagram(&buf[..n]), Ok(crate::wire::Frame::Hello { .. })) {
+                break peer;
+            }
+        };
+        socket.connect(peer)?;
+        socket.set_nonblocking(true)?;
+        let stream =
+            AlccStream::sending(socket.into(), options, controller, "udp", Mode::Udp, |f| f.udp(hello))?;
+        Ok((stream, peer))
+    }
+
+    /// Makes the connected `tcp` the receiving side of a framed-mode flow.
+    pub fn framed_receiver(tcp: TcpStream, options: &Options) -> Result<AlccStream> {
+        tcp.set_nonblocking(true)?;
+        tcp.set_nodelay(true)?;
+        let fd: OwnedFd = tcp.into();
+        let config = Config { mss: options.mss.max(1), seed: 0 };
+        let receiver = FramedReceiver::new(fd.as_raw_fd(), config);
+        let mut s = AlccStream::receiving(fd, Mode::Framed)?;
+        s.receiver = Some(Mutex::new(receiver));
+        Ok(s)
+    }
+
+    /// The mode of this flow.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The receiving side of a framed flow: what it has seen so far (`None` on a sending
+    /// or kernel-mode stream).
+    pub fn receiver_stats(&self) -> Option<ReceiverStats> {
+        if let Some(u) = &self.udp_receiver {
+            return Some(u.lock().unwrap_or_else(|p| p.into_inner()).stats());
+        }
+        Some(self.receiver.as_ref()?.lock().unwrap_or_else(|p| p.into_inner()).stats())
     }
 
     /// Takes over a connected TCP stream on which nothing was written yet.
     pub fn from_tcp(tcp: TcpStream, options: &Options) -> Result<AlccStream> {
-        let controller = build_controller(&options.cc, options.mss)?;
+        let controller = build_controller(&options.cc, options.mss, options.mode)?;
+        let writer = match options.mode {
+            Mode::Framed => Some(
+                FrameWriter::new(&options.cc)
+                    .map_err(|e| Error::Io(io::Error::new(io::ErrorKind::InvalidInput, e)))?,
+            ),
+            Mode::Kernel => None,
+            Mode::Udp => {
+                return Err(Error::Io(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "udp mode runs on a UDP socket: AlccStream::accept_udp",
+                )))
+            }
+        };
         let fd: OwnedFd = tcp.into();
         let raw = fd.as_raw_fd();
         sys::set_congestion(raw, &options.underlay)
@@ -134,8 +266,10 @@ impl AlccStream {
             let lowat = libc::c_int::try_from(options.notsent_lowat).unwrap_or(libc::c_int::MAX);
             sys::set_int(raw, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, lowat)?;
             let rcvbuf = libc::c_int::try_from(options.errqueue_rcvbuf).unwrap_or(libc::c_int::MAX);
-            sys::grow_rcvbuf(raw, rcvbuf)?;
-            sys::enable_ack_timestamps(raw)?;
+            if writer.is_none() {
+                sys::grow_rcvbuf(raw, rcvbuf)?;
+                sys::enable_ack_timestamps(raw)?;
+            }
         }
         // `none` leaves the socket as plain kernel TCP (the baseline); its deliveries are
         // read from TCP_INFO only.
@@ -146,12 +280,29 @@ impl AlccStream {
             s
         };
         drop(flags);
+        let underlay = options.underlay.clone();
+        AlccStream::sending(fd, options, controller, &underlay, options.mode, |flow| match writer {
+            Some(w) => flow.framed(w),
+            None => flow,
+        })
+    }
+
+    /// Registers a sending flow on `fd` (already configured) with the driver and returns the
+    /// application's end of it; `wrap` picks the flow's feedback source.
+    fn sending(
+        fd: OwnedFd,
+        options: &Options,
+        controller: Option<Box<dyn alcc_cc::Controller>>,
+        underlay: &str,
+        mode: Mode,
+        wrap: impl FnOnce(Flow) -> Flow,
+    ) -> Result<AlccStream> {
         let driver = driver::get()?;
         let id = driver.next_id();
         let decision = controller.as_ref().map(|c| c.decision());
         let info = FlowInfo {
             controller: options.cc.clone(),
-            underlay: options.underlay.clone(),
+            underlay: underlay.to_string(),
             metrics: controller.as_ref().map(|c| c.metrics()),
             window: decision.map_or(u64::MAX, |d| d.window),
             pacing_rate: decision.and_then(|d| d.pacing_rate),
@@ -160,8 +311,20 @@ impl AlccStream {
         let shared = Shared::new(options.queue_capacity.max(1), info);
         let fd = Arc::new(fd);
         let limits = Limits { max_chunk: options.max_chunk.max(1), default_mss: options.mss.max(1) };
-        driver.register(Flow::new(id, fd.clone(), shared.clone(), controller, options.cc.clone(), limits));
-        Ok(AlccStream {
+        let flow = Flow::new(id, fd.clone(), shared.clone(), controller, options.cc.clone(), limits);
+        driver.register(wrap(flow));
+        Ok(AlccStream::assemble(id, fd, shared, driver, mode))
+    }
+
+    /// A stream over a flow already known to the driver (or, for a receiver, to nobody).
+    fn assemble(
+        id: u64,
+        fd: Arc<OwnedFd>,
+        shared: Arc<Shared>,
+        driver: Arc<Driver>,
+        mode: Mode,
+    ) -> AlccStream {
+        AlccStream {
             id,
             fd,
             shared,
@@ -170,7 +333,10 @@ impl AlccStream {
             read_timeout: None,
             write_timeout: None,
             closed: AtomicBool::new(false),
-        })
+            mode,
+            receiver: None,
+            udp_receiver: None,
+        }
     }
 
     /// The raw socket (for `poll` on readability; write through this stream only).
@@ -212,7 +378,21 @@ impl AlccStream {
     pub fn set_cc(&self, spec: &str) -> Result<()> {
         let mss =
             self.shared.lock().info.metrics.as_ref().map_or(Config::default().mss, |_| Config::default().mss);
-        let controller = build_controller(spec, mss)?;
+        if self.receiver.is_some() || self.udp_receiver.is_some() {
+            return Err(Error::Io(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "alcc: the receiving side runs no controller (the sender's Hello chose its model)",
+            )));
+        }
+        // In framed mode the receiver built its model from the first controller's Hello; a
+        // receiver-side algorithm switched in later would have no model feeding it.
+        if self.mode != Mode::Kernel && !is_none(spec) && registry::entry(spec)?.needs_receiver() {
+            return Err(Error::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("alcc framed: `{spec}` needs the receiver's model, chosen when the flow started"),
+            )));
+        }
+        let controller = build_controller(spec, mss, self.mode)?;
         self.shared.lock().new_controller = Some((spec.to_string(), controller));
         self.wake();
         Ok(())
@@ -258,6 +438,13 @@ impl AlccStream {
     /// [`close`](Self::close) through a shared reference (for the C ABI); later writes fail.
     pub fn close_ref(&self, timeout: Option<Duration>) -> io::Result<()> {
         self.closed.store(true, Ordering::Relaxed);
+        if let Some(r) = &self.receiver {
+            r.lock().unwrap_or_else(|p| p.into_inner()).close(timeout)?;
+            return sys::shutdown_write(self.fd.as_raw_fd());
+        }
+        if self.udp_receiver.is_some() {
+            return Ok(());
+        }
         self.shared.lock().closing = true;
         self.wake();
         let deadline = timeout.map(|t| Instant::now() + t);
@@ -285,6 +472,10 @@ impl AlccStream {
     /// Resets the connection at once, discarding what is queued.
     pub fn abort(self) {
         self.closed.store(true, Ordering::Relaxed);
+        if self.receiver.is_some() {
+            // Closing the descriptor (when `self` drops) then sends a reset.
+            let _ = sys::set_linger_zero(self.fd.as_raw_fd());
+        }
         self.shared.lock().abort = true;
         self.wake();
     }
@@ -334,6 +525,18 @@ impl InfoHandle {
 impl AlccStream {
     /// Reads what the peer sent; `nonblocking` returns `WouldBlock` instead of waiting.
     pub fn read_with(&self, buf: &mut [u8], nonblocking: bool) -> io::Result<usize> {
+        if let Some(r) = &self.receiver {
+            return r.lock().unwrap_or_else(|p| p.into_inner()).read(buf, nonblocking, self.read_timeout);
+        }
+        if let Some(r) = &self.udp_receiver {
+            return r.lock().unwrap_or_else(|p| p.into_inner()).read(buf, nonblocking, self.read_timeout);
+        }
+        if self.mode != Mode::Kernel {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "alcc framed: the sending side reads nothing (the peer's bytes are its ACK frames)",
+            ));
+        }
         loop {
             match sys::recv_nonblocking(self.fd.as_raw_fd(), buf) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock && !nonblocking => self.wait_readable()?,
@@ -346,6 +549,12 @@ impl AlccStream {
     /// Queues as much of `buf` as fits; waits while the queue is full unless `nonblocking`
     /// (then `WouldBlock`).
     pub fn write_with(&self, buf: &[u8], nonblocking: bool) -> io::Result<usize> {
+        if self.receiver.is_some() || self.udp_receiver.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "alcc: in framed and udp modes the connecting side only receives (the accepting side sends)",
+            ));
+        }
         if buf.is_empty() {
             return Ok(0);
         }

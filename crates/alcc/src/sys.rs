@@ -358,6 +358,12 @@ pub fn shutdown_write(fd: RawFd) -> io::Result<()> {
     cvt(unsafe { libc::shutdown(fd, libc::SHUT_WR) }).map(drop)
 }
 
+/// Shuts down both directions (a peer that broke the protocol is cut off).
+pub fn shutdown_both(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain syscall on a descriptor.
+    cvt(unsafe { libc::shutdown(fd, libc::SHUT_RDWR) }).map(drop)
+}
+
 /// Takes the socket's pending error (SO_ERROR), if any.
 pub fn take_socket_error(fd: RawFd) -> io::Result<Option<io::Error>> {
     let e = get_int(fd, libc::SOL_SOCKET, libc::SO_ERROR)?;

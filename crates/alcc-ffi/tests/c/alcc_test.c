@@ -1,6 +1,7 @@
 /* Exercises libalcc through include/alcc.h only: a server thread sends N bytes with
  * alcc_accept/alcc_send/alcc_close under fixed:window=20; a client connects with
- * alcc_connect and reads with alcc_recv; checksums are compared. Then the error paths.
+ * alcc_connect and reads with alcc_recv; checksums are compared. The same in framed mode
+ * with Sprout (its forecaster in the client's alcc_recv). Then the error paths.
  * Exit status 0 on success; a message on stderr otherwise. */
 #include "alcc.h"
 
@@ -39,11 +40,16 @@ static struct sockaddr_storage server_addr;
 static socklen_t server_len;
 static uint64_t client_sum;
 static uint64_t client_bytes;
+static int framed; /* run in framed mode, Sprout at the sender, its forecaster at the receiver */
 
 static void *client(void *arg) {
     (void)arg;
     int s = socket(server_addr.ss_family, SOCK_STREAM, 0);
-    CHECK(alcc_set_cc(s, "none", "cubic") == 0, "set_cc on unconnected socket: %s", strerror(errno));
+    if (framed) {
+        CHECK(alcc_set_mode(s, "framed") == 0, "set_mode on unconnected socket: %s", strerror(errno));
+    } else {
+        CHECK(alcc_set_cc(s, "none", "cubic") == 0, "set_cc on unconnected socket: %s", strerror(errno));
+    }
     CHECK(alcc_connect(s, (struct sockaddr *)&server_addr, server_len) == 0, "alcc_connect: %s", strerror(errno));
     static unsigned char buf[1 << 16];
     uint64_t h = 0xcbf29ce484222325ull;
@@ -58,6 +64,10 @@ static void *client(void *arg) {
         client_bytes += (uint64_t)n;
     }
     client_sum = h;
+    if (framed) {
+        CHECK(alcc_send(s, buf, 1, 0) == -1 && errno == EOPNOTSUPP, "framed receiver sent: errno %d", errno);
+        CHECK(alcc_set_mode(s, "kernel") == -1 && errno == EISCONN, "set_mode on a connection: errno %d", errno);
+    }
     CHECK(alcc_close(s) == 0, "client alcc_close: %s", strerror(errno));
     return NULL;
 }
@@ -81,7 +91,14 @@ static int run(int family) {
         return 1;
     }
     getsockname(l, (struct sockaddr *)&server_addr, &server_len);
-    CHECK(alcc_set_cc(l, "fixed:window=20", "reno") == 0, "set_cc on listener: %s", strerror(errno));
+    const char *cc = framed ? "sprout" : "fixed:window=20";
+    if (framed) {
+        CHECK(alcc_set_cc(l, "sprout", "reno") == -1 && errno == EINVAL, "sprout in kernel mode: errno %d", errno);
+        CHECK(alcc_set_mode(l, "udpx") == -1 && errno == EINVAL, "unknown mode: errno %d", errno);
+        CHECK(alcc_set_mode(l, "udp") == -1 && errno == EOPNOTSUPP, "udp mode in C: errno %d", errno);
+        CHECK(alcc_set_mode(l, "framed") == 0, "set_mode on listener: %s", strerror(errno));
+    }
+    CHECK(alcc_set_cc(l, cc, "reno") == 0, "set_cc on listener: %s", strerror(errno));
 
     client_sum = 0;
     client_bytes = 0;
@@ -108,23 +125,25 @@ static int run(int family) {
     }
     struct alcc_info info;
     CHECK(alcc_get_info(c, &info) == 0, "alcc_get_info: %s", strerror(errno));
-    CHECK(info.window == 20 * 1448, "window %llu", (unsigned long long)info.window);
-    CHECK(info.max_bytes_in_flight <= info.window, "in flight %llu > window", (unsigned long long)info.max_bytes_in_flight);
-    CHECK(strcmp(info.controller, "fixed:window=20") == 0, "controller %s", info.controller);
+    CHECK(framed || info.window == 20 * 1448, "window %llu", (unsigned long long)info.window);
+    CHECK(framed || info.max_bytes_in_flight <= info.window, "in flight %llu > window", (unsigned long long)info.max_bytes_in_flight);
+    CHECK(strcmp(info.controller, cc) == 0, "controller %s", info.controller);
     CHECK(strcmp(info.underlay, "reno") == 0, "underlay %s", info.underlay);
     CHECK(alcc_close(c) == 0, "server alcc_close: %s", strerror(errno));
     pthread_join(t, NULL);
     CHECK(client_bytes == TOTAL, "client got %llu bytes", (unsigned long long)client_bytes);
     CHECK(client_sum == h, "checksums differ");
     CHECK(alcc_close(l) == 0, "closing the listener: %s", strerror(errno));
-    printf("family %d: %u bytes, window %llu, max in flight %llu, kernel cwnd %llu\n", family, TOTAL,
-           (unsigned long long)info.window, (unsigned long long)info.max_bytes_in_flight,
+    printf("family %d%s: %u bytes, window %llu, max in flight %llu, kernel cwnd %llu\n", family,
+           framed ? " framed sprout" : "", TOTAL, (unsigned long long)info.window, (unsigned long long)info.max_bytes_in_flight,
            (unsigned long long)info.kernel_cwnd);
     return 0;
 }
 
 int main(void) {
     if (run(AF_INET) || run(AF_INET6)) return 1;
+    framed = 1;
+    if (run(AF_INET)) return 1;
 
     /* Error paths: -1 and errno. */
     char b[4];

@@ -2,18 +2,20 @@
 //!
 //! The driver asks a flow's [`FeedbackSource`] for news whenever the flow's socket reports
 //! activity, and hands each [`Feedback`] to the controller. The `kernel` source reads the
-//! kernel's own ACK information (error-queue ACK timestamps and TCP_INFO); the framed and
-//! UDP modes will be two more sources reading the receiver's ACK frames or echoes, with the
-//! same ledger, pacer, controller and driver.
+//! kernel's own ACK information (error-queue ACK timestamps and TCP_INFO); the `framed`
+//! source reads the receiver's ACK and report frames from the same socket (the UDP mode will
+//! be one more), with the same ledger, pacer, controller and driver.
 
+pub mod framed;
 pub mod kernel;
+pub mod udp;
 
 use std::io;
 use std::os::fd::RawFd;
 
-use alcc_cc::{AckSample, LossEvent, Time};
+use alcc_cc::{AckSample, LossEvent, ReceiverReport, Time};
 
-use crate::ledger::Ledger;
+use crate::ledger::{Chunk, Ledger};
 use crate::sys::TcpInfo;
 
 /// Counters of a feedback source, for diagnostics.
@@ -31,12 +33,14 @@ pub struct FeedbackStats {
 }
 
 /// One thing a feedback source learned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Feedback {
     /// A chunk was delivered.
     Ack(AckSample),
     /// A chunk is considered lost (the kernel retransmitted it).
     Loss(LossEvent),
+    /// The receiver-side model reported (framed mode: Sprout's forecast).
+    Report(ReceiverReport),
 }
 
 /// A source of delivery information for one flow.
@@ -53,6 +57,14 @@ pub trait FeedbackSource: Send {
         ledger: &mut Ledger,
         out: &mut Vec<Feedback>,
     ) -> io::Result<()>;
+
+    /// The flow just sent `chunk` (sources that track packets themselves, UDP mode).
+    fn on_sent(&mut self, _chunk: &Chunk) {}
+
+    /// When the source wants `collect` called even without socket activity (a loss timer).
+    fn next_deadline(&self) -> Option<Time> {
+        None
+    }
 
     /// The TCP_INFO read by the last `collect`, if this source reads one.
     fn tcp_info(&self) -> Option<&TcpInfo> {

@@ -1,0 +1,186 @@
+//! Framed-mode feedback: the receiver's ACK and report frames, read from the flow's own
+//! socket (docs/wire-format.md).
+//!
+//! Each ACK frame names one data frame (one ledger chunk) and the cumulative application
+//! bytes received through it. It must be exactly the end of a chunk in flight; anything else
+//! is a protocol error that closes the connection. The RTT sample is the sender's clock now
+//! minus the sender's send time of that chunk (the receiver's clock is not comparable).
+//! Reports (Sprout's forecasts) go to the controller's `on_report`.
+
+use std::io;
+use std::os::fd::RawFd;
+
+use alcc_cc::{AckSample, ReceiverReport, Time};
+
+use crate::feedback::{Feedback, FeedbackSource, FeedbackStats};
+use crate::ledger::Ledger;
+use crate::sys;
+use crate::wire::{Ack, Decoder, Direction, Frame, WireError};
+
+/// Bytes read from the socket per `recv`.
+const READ_SIZE: usize = 64 << 10;
+
+/// Framed-mode feedback for one connection.
+#[derive(Debug)]
+pub struct FramedFeedback {
+    decoder: Decoder,
+    scratch: Vec<u8>,
+    acks: u64,
+    reports: u64,
+    peer_closed: bool,
+}
+
+impl Default for FramedFeedback {
+    fn default() -> FramedFeedback {
+        FramedFeedback::new()
+    }
+}
+
+/// The error a flow fails with when its peer breaks the wire format.
+pub fn protocol_error(e: &WireError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("alcc framed: bad frame from the peer: {e}"))
+}
+
+impl FramedFeedback {
+    /// A source for a connection on which nothing was read yet.
+    pub fn new() -> FramedFeedback {
+        FramedFeedback {
+            decoder: Decoder::new(Direction::ToSender),
+            scratch: vec![0; READ_SIZE],
+            acks: 0,
+            reports: 0,
+            peer_closed: false,
+        }
+    }
+
+    /// Reports received so far.
+    pub fn reports(&self) -> u64 {
+        self.reports
+    }
+
+    /// Settles the ledger for one ACK frame, checking it against what was sent.
+    fn settle(ledger: &mut Ledger, now: Time, ack: &Ack, out: &mut Vec<Feedback>) -> io::Result<()> {
+        let (written, acked) = (ledger.written(), ledger.acked());
+        let mismatch = |why: &str| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "alcc framed: ACK for chunk {} through byte {} {why} (sent {}, acknowledged {})",
+                    ack.seq, ack.delivered, written, acked
+                ),
+            )
+        };
+        if ack.delivered > ledger.written() || ack.seq >= ledger.next_seq() {
+            return Err(mismatch("acknowledges bytes never sent"));
+        }
+        let chunks = ledger.ack_through(ack.delivered);
+        match chunks.last() {
+            Some(c) if c.seq == ack.seq && c.end == ack.delivered => {}
+            _ => return Err(mismatch("does not end a chunk in flight")),
+        }
+        for c in chunks {
+            out.push(Feedback::Ack(AckSample {
+                seq: c.seq,
+                bytes: c.bytes(),
+                sent_at: c.sent_at,
+                rtt: now.saturating_since(c.sent_at),
+                bytes_in_flight: ledger.bytes_in_flight(),
+                delivered: ledger.acked(),
+                memo: c.memo,
+            }));
+        }
+        Ok(())
+    }
+}
+
+impl FeedbackSource for FramedFeedback {
+    fn name(&self) -> &'static str {
+        "framed"
+    }
+
+    fn collect(
+        &mut self,
+        fd: RawFd,
+        now: Time,
+        ledger: &mut Ledger,
+        out: &mut Vec<Feedback>,
+    ) -> io::Result<()> {
+        // Edge-triggered readiness: read until the socket is empty.
+        while !self.peer_closed {
+            match sys::recv_nonblocking(fd, &mut self.scratch) {
+                Ok(0) => {
+                    self.peer_closed = true;
+                    self.decoder.finish().map_err(|e| protocol_error(&e))?;
+                }
+                Ok(n) => self.decoder.push(&self.scratch[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+            while let Some(frame) = self.decoder.next_frame().map_err(|e| protocol_error(&e))? {
+                match frame {
+                    Frame::Ack(a) => {
+                        self.acks += 1;
+                        Self::settle(ledger, now, &a, out)?;
+                    }
+                    Frame::Report(f) => {
+                        self.reports += 1;
+                        out.push(Feedback::Report(ReceiverReport::Forecast(f)));
+                    }
+                    // The decoder lets only Ack and Report through in this direction.
+                    other => {
+                        return Err(protocol_error(&WireError::Unexpected {
+                            kind: other.kind(),
+                            why: "the receiver sends only Ack and Report",
+                        }))
+                    }
+                }
+            }
+        }
+        if self.peer_closed && ledger.bytes_in_flight() > 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "alcc framed: the peer closed with {} bytes unacknowledged",
+                    ledger.bytes_in_flight()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn stats(&self) -> FeedbackStats {
+        FeedbackStats { primary_acks: self.acks, ..FeedbackStats::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(seq: u64, delivered: u64) -> Ack {
+        Ack { seq, receive_time: Time::ZERO, delivered }
+    }
+
+    #[test]
+    fn acks_settle_whole_chunks_and_lies_are_refused() {
+        let mut l = Ledger::new();
+        l.push(100, Time::from_millis(1), 11);
+        l.push(50, Time::from_millis(2), 22);
+        l.push(10, Time::from_millis(3), 33);
+        let mut out = Vec::new();
+        FramedFeedback::settle(&mut l, Time::from_millis(30), &ack(0, 100), &mut out).unwrap();
+        let Feedback::Ack(a) = out[0].clone() else { panic!("an ack") };
+        assert_eq!((a.seq, a.bytes, a.memo, a.delivered, a.bytes_in_flight), (0, 100, 11, 100, 60));
+        assert_eq!(a.rtt, std::time::Duration::from_millis(29));
+        // Bytes never sent, a chunk never sent, a cut inside a chunk: refused.
+        assert!(FramedFeedback::settle(&mut l, Time::ZERO, &ack(2, 161), &mut out).is_err());
+        assert!(FramedFeedback::settle(&mut l, Time::ZERO, &ack(3, 160), &mut out).is_err());
+        assert!(FramedFeedback::settle(&mut l, Time::ZERO, &ack(1, 120), &mut out).is_err());
+        // A sequence number that does not match the chunk ending there.
+        let mut l2 = Ledger::new();
+        l2.push(10, Time::ZERO, 0);
+        l2.push(10, Time::ZERO, 0);
+        assert!(FramedFeedback::settle(&mut l2, Time::ZERO, &ack(0, 20), &mut out).is_err());
+    }
+}

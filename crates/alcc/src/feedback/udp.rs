@@ -1,0 +1,234 @@
+//! UDP-mode feedback: the receiver's per-datagram ACKs and reports, with loss detection by
+//! [`alcc_cc::inflight::InFlight`] (3 later packets acknowledged, a reordering window of
+//! 9/8 RTT, or an RTO; RFC 8985 and RFC 6298), as the simulator does. Nothing is retransmitted:
+//! a lost datagram's bytes are gone, as in the reference implementations.
+//!
+//! The flow's ledger counts bytes by offset; here a chunk leaves it (is "settled") once it
+//! and every chunk before it was acknowledged or declared lost, so the ledger's bytes in
+//! flight never undercount what InFlight holds.
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::RawFd;
+
+use alcc_cc::inflight::InFlight;
+use alcc_cc::{ReceiverReport, Time};
+
+use crate::feedback::framed::protocol_error;
+use crate::feedback::{Feedback, FeedbackSource, FeedbackStats};
+use crate::ledger::{Chunk, Ledger};
+use crate::sys;
+use crate::wire::udp::{parse_datagram, to_sender};
+use crate::wire::{Frame, WireError};
+
+/// UDP-mode feedback for one flow.
+#[derive(Debug, Default)]
+pub struct UdpFeedback {
+    inflight: InFlight,
+    /// Chunks not yet settled: (sequence, end offset, acknowledged or lost).
+    pending: VecDeque<(u64, u64, bool)>,
+    scratch: Vec<u8>,
+    acks: u64,
+    losses: u64,
+}
+
+impl UdpFeedback {
+    /// A source for a flow that has sent nothing yet.
+    pub fn new() -> UdpFeedback {
+        UdpFeedback { scratch: vec![0; 64 << 10], ..UdpFeedback::default() }
+    }
+
+    fn mark(&mut self, seq: u64) {
+        let Some(front) = self.pending.front().map(|p| p.0) else { return };
+        if let Some(p) = seq.checked_sub(front).and_then(|i| self.pending.get_mut(i as usize)) {
+            p.2 = true;
+        }
+    }
+
+    fn settle(&mut self, ledger: &mut Ledger) {
+        let mut through = None;
+        while let Some(&(_, end, true)) = self.pending.front() {
+            through = Some(end);
+            self.pending.pop_front();
+        }
+        if let Some(end) = through {
+            ledger.ack_through(end);
+        }
+    }
+
+    /// Handles one datagram from the receiver.
+    fn take(&mut self, now: Time, datagram: &[u8], out: &mut Vec<Feedback>) -> io::Result<()> {
+        let frame = parse_datagram(datagram).map_err(|e| protocol_error(&e))?;
+        if !to_sender(frame.kind()) {
+            return Err(protocol_error(&WireError::Unexpected {
+                kind: frame.kind(),
+                why: "the receiver sends only Hello, Ack and Report",
+            }));
+        }
+        match frame {
+            Frame::Ack(a) => {
+                if a.seq >= self.inflight.next_seq() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("alcc udp: ACK for packet {} never sent", a.seq),
+                    ));
+                }
+                self.acks += 1;
+                // Duplicates and ACKs of packets already declared lost carry no sample.
+                if let Some(sample) = self.inflight.on_ack(now, a.seq) {
+                    self.mark(a.seq);
+                    out.push(Feedback::Ack(sample));
+                }
+            }
+            Frame::Report(f) => out.push(Feedback::Report(ReceiverReport::Forecast(f))),
+            // A repeated start request: the flow is already running.
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl FeedbackSource for UdpFeedback {
+    fn name(&self) -> &'static str {
+        "udp"
+    }
+
+    fn on_sent(&mut self, chunk: &Chunk) {
+        self.inflight.on_sent(chunk.seq, chunk.bytes(), chunk.sent_at, chunk.memo);
+        self.pending.push_back((chunk.seq, chunk.end, false));
+    }
+
+    fn collect(
+        &mut self,
+        fd: RawFd,
+        now: Time,
+        ledger: &mut Ledger,
+        out: &mut Vec<Feedback>,
+    ) -> io::Result<()> {
+        loop {
+            let mut buf = std::mem::take(&mut self.scratch);
+            let got = sys::recv_nonblocking(fd, &mut buf);
+            let r = match got {
+                Ok(n) => self.take(now, &buf[..n], out),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.scratch = buf;
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+                // Among others, a datagram that bounced (ICMP port unreachable): the
+                // receiver is gone.
+                Err(e) => Err(e),
+            };
+            self.scratch = buf;
+            r?;
+        }
+        for loss in self.inflight.detect_losses(now) {
+            self.losses += 1;
+            self.mark(loss.seq);
+            out.push(Feedback::Loss(loss));
+        }
+        self.settle(ledger);
+        Ok(())
+    }
+
+    fn next_deadline(&self) -> Option<Time> {
+        self.inflight.loss_deadline()
+    }
+
+    fn stats(&self) -> FeedbackStats {
+        FeedbackStats { primary_acks: self.acks, ..FeedbackStats::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Ack;
+    use std::time::Duration;
+
+    fn ack(seq: u64) -> Vec<u8> {
+        let mut d = Vec::new();
+        Frame::Ack(Ack { seq, receive_time: Time::ZERO, delivered: 1 }).encode(&mut d).unwrap();
+        d
+    }
+
+    #[test]
+    fn out_of_order_acks_and_losses_settle_the_ledger_in_order() {
+        let mut f = UdpFeedback::new();
+        let mut l = Ledger::new();
+        for i in 0..5 {
+            let c = l.push(100, Time::from_millis(i), i);
+            f.on_sent(&c);
+        }
+        let mut out = Vec::new();
+        // Packet 0 is missing; 1..=4 arrive: 0 is lost by the packet threshold.
+        for seq in 1..5 {
+            f.take(Time::from_millis(20), &ack(seq), &mut out).unwrap();
+        }
+        assert_eq!(l.bytes_in_flight(), 500, "nothing settles past the hole");
+        for loss in f.inflight.detect_losses(Time::from_millis(20)) {
+            f.mark(loss.seq);
+            out.push(Feedback::Loss(loss));
+        }
+        f.settle(&mut l);
+        assert_eq!(l.bytes_in_flight(), 0);
+        assert_eq!(out.iter().filter(|e| matches!(e, Feedback::Ack(_))).count(), 4);
+        assert!(matches!(out.last(), Some(Feedback::Loss(loss)) if loss.seq == 0));
+        // A duplicate gives no sample; an ACK beyond what was sent is refused.
+        f.take(Time::from_millis(21), &ack(3), &mut out).unwrap();
+        assert_eq!(out.len(), 5);
+        assert!(f.take(Time::from_millis(21), &ack(5), &mut out).is_err());
+        let mut data = Vec::new();
+        Frame::Close { sent: 0 }.encode(&mut data).unwrap();
+        assert!(f.take(Time::from_millis(21), &data, &mut out).is_err());
+        assert!(f.take(Time::from_millis(21), b"garbage!", &mut out).is_err());
+    }
+
+    proptest::proptest! {
+        /// Random sends, ACKs (of any sequence number, duplicates, out of order) and loss
+        /// checks: no panic; the ledger never counts fewer bytes in flight than InFlight; a
+        /// packet is reported at most once (acknowledged or lost); once every packet is
+        /// acknowledged or lost, the ledger is settled.
+        #[test]
+        fn random_feedback_keeps_the_ledger_consistent(
+            steps in proptest::collection::vec((0u8..3, 0u64..40, 1u64..1500, 0u64..50_000), 1..200),
+        ) {
+            let mut f = UdpFeedback::new();
+            let mut l = Ledger::new();
+            let mut now = Time::ZERO;
+            let mut reported = std::collections::HashSet::new();
+            for (kind, seq, bytes, dt) in steps {
+                now += Duration::from_micros(dt);
+                let mut out = Vec::new();
+                match kind {
+                    0 => {
+                        let c = l.push(bytes, now, 0);
+                        f.on_sent(&c);
+                    }
+                    1 => {
+                        let r = f.take(now, &ack(seq), &mut out);
+                        proptest::prop_assert_eq!(r.is_err(), seq >= l.next_seq());
+                    }
+                    _ => {}
+                }
+                for loss in f.inflight.detect_losses(now) {
+                    f.mark(loss.seq);
+                    out.push(Feedback::Loss(loss));
+                }
+                f.settle(&mut l);
+                for e in &out {
+                    let seq = match e {
+                        Feedback::Ack(a) => a.seq,
+                        Feedback::Loss(x) => x.seq,
+                        Feedback::Report(_) => continue,
+                    };
+                    proptest::prop_assert!(reported.insert(seq), "packet {} reported twice", seq);
+                }
+                proptest::prop_assert!(l.bytes_in_flight() >= f.inflight.bytes_in_flight());
+            }
+            if f.inflight.bytes_in_flight() == 0 {
+                proptest::prop_assert_eq!(l.bytes_in_flight(), 0);
+            }
+        }
+    }
+}

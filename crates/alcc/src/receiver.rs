@@ -1,0 +1,271 @@
+//! The receiving side of framed mode (the client): reads frames, hands only the application
+//! bytes to the reader, drives the receiver-side model of the sender's algorithm (Sprout's
+//! forecaster) and answers with ACK and report frames on the same connection.
+//!
+//! It runs on the reading thread, inside `read`: every data frame is acknowledged as soon as
+//! it is taken from the socket, and while the reader waits, the wait ends at the model's next
+//! timer (Sprout's 20 ms tick) so that forecasts keep flowing. A reader that stops reading
+//! stops acknowledging, which the sender sees as a stalled path (as with any TCP receiver
+//! whose application stops reading).
+
+use std::io;
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+use alcc_cc::{registry, Arrival, Config, ReceiverModel, SenderHint, Time};
+
+use crate::feedback::framed::protocol_error;
+use crate::sys;
+use crate::wire::{Ack, Decoder, Direction, Frame};
+
+/// Bytes read from the socket per `recv`.
+const READ_SIZE: usize = 256 << 10;
+
+/// What the receiving side of a framed flow has seen so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    /// The sender's controller specification, once its Hello arrived.
+    pub sender_spec: Option<String>,
+    /// Application bytes received.
+    pub delivered: u64,
+    /// Data frames received (and acknowledged).
+    pub frames: u64,
+    /// Reports of the receiver-side model sent back (Sprout's forecasts).
+    pub reports: u64,
+}
+
+/// The receiving state of one framed connection.
+pub(crate) struct FramedReceiver {
+    fd: RawFd,
+    config: Config,
+    decoder: Decoder,
+    model: Option<Box<dyn ReceiverModel>>,
+    /// The sender's controller, from its Hello.
+    spec: Option<String>,
+    scratch: Vec<u8>,
+    /// Application bytes decoded and not yet read, from `ready_at` on.
+    ready: Vec<u8>,
+    ready_at: usize,
+    /// ACK and report frames not yet written, from `out_at` on.
+    out: Vec<u8>,
+    out_at: usize,
+    delivered: u64,
+    eof: bool,
+    failed: Option<(io::ErrorKind, String)>,
+    frames: u64,
+    reports: u64,
+}
+
+impl FramedReceiver {
+    /// Receives on the connected socket `fd` (non-blocking); `config` sizes the model.
+    pub fn new(fd: RawFd, config: Config) -> FramedReceiver {
+        FramedReceiver {
+            fd,
+            config,
+            decoder: Decoder::new(Direction::ToReceiver),
+            model: None,
+            spec: None,
+            scratch: vec![0; READ_SIZE],
+            ready: Vec::new(),
+            ready_at: 0,
+            out: Vec::new(),
+            out_at: 0,
+            delivered: 0,
+            eof: false,
+            failed: None,
+            frames: 0,
+            reports: 0,
+        }
+    }
+
+    /// What it has seen so far.
+    pub fn stats(&self) -> ReceiverStats {
+        ReceiverStats {
+            sender_spec: self.spec.clone(),
+            delivered: self.delivered,
+            frames: self.frames,
+            reports: self.reports,
+        }
+    }
+
+    /// Reads application bytes; `Ok(0)` at the end of the stream. `nonblocking` returns
+    /// `WouldBlock` instead of waiting; `timeout` bounds a blocking wait.
+    pub fn read(
+        &mut self,
+        buf: &mut [u8],
+        nonblocking: bool,
+        timeout: Option<Duration>,
+    ) -> io::Result<usize> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            if let Some((kind, msg)) = &self.failed {
+                return Err(io::Error::new(*kind, msg.clone()));
+            }
+            let now = sys::now();
+            self.run_model(now).inspect_err(|_| self.cut())?;
+            if self.ready_at < self.ready.len() {
+                let n = buf.len().min(self.ready.len() - self.ready_at);
+                buf[..n].copy_from_slice(&self.ready[self.ready_at..self.ready_at + n]);
+                self.ready_at += n;
+                self.flush_out()?;
+                return Ok(n);
+            }
+            if self.eof {
+                // The sender waits for the last ACKs before it finishes: deliver them.
+                self.flush_blocking(deadline)?;
+                return Ok(0);
+            }
+            match sys::recv_nonblocking(self.fd, &mut self.scratch) {
+                Ok(0) => {
+                    self.eof = true;
+                    if let Err(e) = self.decoder.finish() {
+                        return Err(self.fail(protocol_error(&e)));
+                    }
+                }
+                Ok(n) => {
+                    let chunk = std::mem::take(&mut self.scratch);
+                    self.decoder.push(&chunk[..n]);
+                    self.scratch = chunk;
+                    if let Err(e) = self.take_frames(now) {
+                        return Err(self.fail(e));
+                    }
+                    self.flush_out()?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.flush_out()?;
+                    if nonblocking {
+                        return Err(io::ErrorKind::WouldBlock.into());
+                    }
+                    self.wait(deadline, libc::POLLIN)?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.fail(e)),
+            }
+        }
+    }
+
+    /// Sends whatever ACKs are pending, waiting up to `timeout` for room.
+    pub fn close(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        if let Some((kind, msg)) = &self.failed {
+            return Err(io::Error::new(*kind, msg.clone()));
+        }
+        self.flush_blocking(timeout.map(|t| Instant::now() + t))
+    }
+
+    /// Records a failure, cuts the connection, and returns the error.
+    fn fail(&mut self, e: io::Error) -> io::Error {
+        self.failed = Some((e.kind(), e.to_string()));
+        self.cut();
+        e
+    }
+
+    fn cut(&mut self) {
+        let _ = sys::shutdown_both(self.fd);
+    }
+
+    /// Decodes every complete frame buffered: payload to `ready`, an ACK per data frame.
+    fn take_frames(&mut self, now: Time) -> io::Result<()> {
+        if self.ready_at == self.ready.len() {
+            self.ready.clear();
+            self.ready_at = 0;
+        }
+        while let Some(frame) = self.decoder.next_frame().map_err(|e| protocol_error(&e))? {
+            match frame {
+                Frame::Hello { spec } if spec.eq_ignore_ascii_case("none") => self.spec = Some(spec),
+                Frame::Hello { spec } => {
+                    let entry = registry::entry(&spec).map_err(|e| {
+                        io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            format!("alcc framed: the sender runs `{spec}`, unknown here: {e}"),
+                        )
+                    })?;
+                    if entry.needs_receiver() {
+                        self.model = registry::build_receiver(&spec, &self.config)
+                            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                    }
+                    self.spec = Some(spec);
+                }
+                Frame::Data { header, payload } => {
+                    let bytes = payload.len() as u64;
+                    self.delivered += bytes;
+                    self.frames += 1;
+                    if let Some(m) = self.model.as_mut() {
+                        let hint = SenderHint { time_to_next: header.time_to_next };
+                        m.on_arrival(now, &Arrival { seq: header.seq, bytes, hint });
+                    }
+                    self.ready.extend_from_slice(&payload);
+                    let ack = Ack { seq: header.seq, receive_time: now, delivered: self.delivered };
+                    self.push_frame(&Frame::Ack(ack))?;
+                }
+                other => {
+                    return Err(protocol_error(&crate::wire::WireError::Unexpected {
+                        kind: other.kind(),
+                        why: "the sender sends only Hello and Data",
+                    }))
+                }
+            }
+        }
+        self.run_model(now)
+    }
+
+    /// Fires the model's timer when due and frames its new report.
+    fn run_model(&mut self, now: Time) -> io::Result<()> {
+        let Some(m) = self.model.as_mut() else { return Ok(()) };
+        if m.next_timer().is_some_and(|t| t <= now) {
+            m.on_timer(now);
+        }
+        if let Some(alcc_cc::ReceiverReport::Forecast(f)) = m.take_report(now) {
+            self.reports += 1;
+            self.push_frame(&Frame::Report(f))?;
+        }
+        Ok(())
+    }
+
+    fn push_frame(&mut self, frame: &Frame) -> io::Result<()> {
+        if self.out_at == self.out.len() {
+            self.out.clear();
+            self.out_at = 0;
+        }
+        frame.encode(&mut self.out).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+
+    /// Writes pending frames without waiting.
+    fn flush_out(&mut self) -> io::Result<()> {
+        while self.out_at < self.out.len() {
+            match sys::send_parts(self.fd, &[&self.out[self.out_at..]], false) {
+                Ok(n) => self.out_at += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.fail(e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_blocking(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        loop {
+            self.flush_out()?;
+            if self.out_at == self.out.len() {
+                return Ok(());
+            }
+            self.wait(deadline, libc::POLLOUT)?;
+        }
+    }
+
+    /// Waits for `events` (and, with pending frames, for room to write them), at most until
+    /// the model's next timer or `deadline` (then `TimedOut`).
+    fn wait(&mut self, deadline: Option<Instant>, events: libc::c_short) -> io::Result<()> {
+        let now = sys::now();
+        let mut limit = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if limit.is_some_and(|l| l.is_zero()) {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "alcc read timed out"));
+        }
+        if let Some(t) = self.model.as_ref().and_then(|m| m.next_timer()) {
+            // Round up to the next millisecond (poll's resolution) so as not to spin.
+            let until = t.saturating_since(now) + Duration::from_micros(999);
+            limit = Some(limit.map_or(until, |l| l.min(until)));
+        }
+        let events = if self.out_at < self.out.len() { events | libc::POLLOUT } else { events };
+        sys::poll_one(self.fd, events, limit).map(drop)
+    }
+}

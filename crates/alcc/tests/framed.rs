@@ -1,0 +1,217 @@
+//! Framed mode over real kernel TCP on loopback: integrity, Sprout with its model at the
+//! receiver, and peers that break the wire format.
+
+mod common;
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use alcc::{AlccListener, AlccStream, FlowInfo, Mode, Options};
+use common::{read_all, write_pattern};
+
+fn framed(cc: &str) -> Options {
+    Options::with_cc(cc).mode(Mode::Framed)
+}
+
+/// Serves `total` pattern bytes under `cc` in framed mode to an alcc framed client. Returns
+/// (received bytes, received checksum), the sender's checksum, the sender's final info and
+/// the receiver's stats.
+fn framed_transfer(cc: &str, total: u64) -> ((u64, u64), u64, FlowInfo, alcc::receiver::ReceiverStats) {
+    let listener = AlccListener::bind("127.0.0.1:0", framed(cc)).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let cc_client = cc.to_string();
+    let client = thread::spawn(move || {
+        let mut s = AlccStream::connect(addr, &framed(&cc_client)).unwrap();
+        let got = read_all(&mut s).unwrap();
+        let stats = s.receiver_stats().unwrap();
+        s.close(Some(Duration::from_secs(5))).unwrap();
+        (got, stats)
+    });
+    let (mut stream, _) = listener.accept().unwrap();
+    let sum = write_pattern(&mut stream, total).unwrap();
+    let info_handle = stream.info_handle();
+    stream.close(Some(Duration::from_secs(120))).unwrap();
+    let info = info_handle.info();
+    let (got, stats) = client.join().unwrap();
+    (got, sum, info, stats)
+}
+
+#[test]
+fn framed_transfer_arrives_intact_within_the_window() {
+    // ALCC_FRAMED_BYTES=1073741824 for the 1 GiB run of the issue.
+    let total = std::env::var("ALCC_FRAMED_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(64 << 20);
+    let start = Instant::now();
+    let ((got, got_sum), sum, info, stats) = framed_transfer("fixed:window=100", total);
+    eprintln!("framed fixed:window=100: {total} bytes in {:?}, {} frames", start.elapsed(), stats.frames);
+    assert_eq!(got, total);
+    assert_eq!(got_sum, sum);
+    assert_eq!(stats.delivered, total);
+    assert_eq!(stats.sender_spec.as_deref(), Some("fixed:window=100"));
+    assert_eq!(stats.reports, 0, "fixed keeps no model at the receiver");
+    assert_eq!(info.bytes_acked, total);
+    assert_eq!(info.chunks_sent, stats.frames);
+    assert_eq!(info.ack_stamps, stats.frames, "one ACK frame per data frame");
+    assert!(info.max_bytes_in_flight <= 100 * 1448, "in flight {}", info.max_bytes_in_flight);
+    assert_eq!(info.max_window_overshoot, 0);
+}
+
+#[test]
+fn sprout_runs_with_its_forecaster_at_the_receiver() {
+    let total = 4 << 20;
+    let ((got, got_sum), sum, info, stats) = framed_transfer("sprout", total);
+    assert_eq!((got, got_sum), (total, sum));
+    assert_eq!(stats.sender_spec.as_deref(), Some("sprout"));
+    assert!(stats.reports > 0, "the receiver sent no forecast");
+    assert_eq!(info.bytes_acked, total);
+    assert_eq!(info.max_window_overshoot, 0);
+}
+
+#[test]
+fn every_registered_controller_runs_framed() {
+    for cc in ["copa", "reno", "cubic", "verus", "none"] {
+        let total = 2 << 20;
+        let ((got, got_sum), sum, info, stats) = framed_transfer(cc, total);
+        assert_eq!((got, got_sum), (total, sum), "{cc}");
+        assert_eq!(stats.delivered, total, "{cc}");
+        assert_eq!(info.bytes_acked, total, "{cc}");
+    }
+}
+
+#[test]
+fn framed_flows_switch_only_to_sender_side_controllers() {
+    let listener = AlccListener::bind("127.0.0.1:0", framed("copa")).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = thread::spawn(move || {
+        let mut s = AlccStream::connect(addr, &framed("copa")).unwrap();
+        assert!(s.set_cc("reno").is_err(), "the receiving side has no controller");
+        read_all(&mut s).unwrap()
+    });
+    let (mut s, _) = listener.accept().unwrap();
+    assert!(s.set_cc("sprout").is_err(), "no receiver model for a late Sprout");
+    s.set_cc("reno").unwrap();
+    let sum = write_pattern(&mut s, 1 << 20).unwrap();
+    let mut buf = [0u8; 8];
+    assert_eq!(s.read(&mut buf).unwrap_err().kind(), io::ErrorKind::Unsupported);
+    s.close(Some(Duration::from_secs(30))).unwrap();
+    assert_eq!(client.join().unwrap(), (1 << 20, sum));
+}
+
+#[test]
+fn kernel_mode_still_refuses_sprout_but_framed_mode_takes_it() {
+    assert!(alcc::stream::check_spec("sprout").is_err());
+    assert!(alcc::stream::check_spec_for("sprout", Mode::Framed).is_ok());
+    assert!(alcc::stream::check_spec_for("nonsense", Mode::Framed).is_err());
+}
+
+/// What a misbehaving client sends.
+fn bad_bytes(which: &str) -> Vec<u8> {
+    match which {
+        "garbage" => b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+        // A report header announcing a megabyte.
+        "oversized" => [&[0xA1, 0xCC, 1, 4][..], &1_000_000u32.to_be_bytes()].concat(),
+        // The first 10 bytes of an ACK frame, then the end of the stream.
+        "truncated" => [&[0xA1, 0xCC, 1, 3][..], &24u32.to_be_bytes(), &[0, 0]].concat(),
+        // A well-formed ACK for a chunk that was never sent.
+        "lying" => {
+            [&[0xA1, 0xCC, 1, 3][..], &24u32.to_be_bytes(), &99u64.to_be_bytes(), &[0; 8], &[1; 8]].concat()
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn bad_peers_are_cut_off_while_another_flow_completes() {
+    let listener = AlccListener::bind("127.0.0.1:0", framed("copa")).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let total: u64 = 16 << 20;
+    // The server: every connection gets `total` bytes; report how each ended.
+    let server = thread::spawn(move || {
+        let mut flows = Vec::new();
+        for _ in 0..5 {
+            let (mut s, peer) = listener.accept().unwrap();
+            flows.push(thread::spawn(move || {
+                let r = write_pattern(&mut s, total).and_then(|_| s.close(Some(Duration::from_secs(60))));
+                (peer.port(), r.map_err(|e| (e.kind(), e.to_string())))
+            }));
+        }
+        flows.into_iter().map(|f| f.join().unwrap()).collect::<Vec<_>>()
+    });
+    let good = thread::spawn(move || {
+        let mut s = AlccStream::connect(addr, &framed("copa")).unwrap();
+        let port = s.local_addr().unwrap().port();
+        (port, read_all(&mut s).unwrap())
+    });
+    let mut bad = Vec::new();
+    for which in ["garbage", "oversized", "truncated", "lying"] {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(&bad_bytes(which)).unwrap();
+        if which == "truncated" {
+            s.shutdown(Shutdown::Write).unwrap();
+        }
+        bad.push((which, s));
+    }
+    // Each bad peer finds its connection closed by the server (EOF after the data the
+    // server had sent, or a reset), soon.
+    for (which, s) in &mut bad {
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let end = read_to_end_or_error(s);
+        assert!(
+            end.is_ok() || end.as_ref().is_err_and(|k| *k != io::ErrorKind::WouldBlock),
+            "{which}: {end:?}"
+        );
+    }
+    let (good_port, (got, _)) = good.join().unwrap();
+    assert_eq!(got, total, "the good flow completes");
+    let results = server.join().unwrap();
+    let mut errors = Vec::new();
+    for (port, r) in results {
+        if port == good_port {
+            assert!(r.is_ok(), "good flow failed: {r:?}");
+        } else {
+            let (kind, msg) = r.expect_err("a bad peer's flow must fail");
+            errors.push((kind, msg));
+        }
+    }
+    let msgs: Vec<&str> = errors.iter().map(|(_, m)| m.as_str()).collect();
+    eprintln!("{msgs:#?}");
+    assert_eq!(errors.len(), 4);
+    for needle in ["bad magic", "exceeds the limit", "stream ended inside a frame", "never sent"] {
+        assert!(msgs.iter().any(|m| m.contains(needle)), "no error mentions `{needle}`: {msgs:?}");
+    }
+    assert!(errors.iter().all(|(k, _)| *k == io::ErrorKind::InvalidData));
+}
+
+/// Reads until EOF (Ok) or an error (its kind); a timeout shows as WouldBlock/TimedOut.
+fn read_to_end_or_error(s: &mut TcpStream) -> Result<u64, io::ErrorKind> {
+    let mut buf = vec![0u8; 64 << 10];
+    let mut n = 0;
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return Ok(n),
+            Ok(k) => n += k as u64,
+            Err(e) => return Err(e.kind()),
+        }
+    }
+}
+
+#[test]
+fn a_framed_client_refuses_a_server_that_does_not_frame() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\n\r\nhello");
+        thread::sleep(Duration::from_millis(200));
+    });
+    let mut c = AlccStream::connect(addr, &framed("copa")).unwrap();
+    let mut buf = [0u8; 100];
+    let e = c.read(&mut buf).expect_err("not a framed server");
+    assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+    assert!(e.to_string().contains("bad magic"), "{e}");
+    // The error sticks.
+    assert_eq!(c.read(&mut buf).unwrap_err().kind(), io::ErrorKind::InvalidData);
+    assert_eq!(c.write(b"x").unwrap_err().kind(), io::ErrorKind::Unsupported);
+    server.join().unwrap();
+}

@@ -1,0 +1,86 @@
+//! UDP mode on loopback: the same controllers over datagrams, every one acknowledged, no
+//! retransmission.
+
+mod common;
+
+use std::io;
+use std::net::UdpSocket;
+use std::thread;
+use std::time::Duration;
+
+use alcc::receiver::ReceiverStats;
+use alcc::{AlccStream, FlowInfo, Mode, Options};
+use common::{read_all, write_pattern};
+
+fn udp(cc: &str) -> Options {
+    Options::with_cc(cc).mode(Mode::Udp)
+}
+
+/// Serves `total` bytes under `cc` in UDP mode; returns (bytes, checksum) received, the
+/// sender's checksum, its final info and the receiver's stats.
+fn udp_transfer(cc: &str, total: u64) -> ((u64, u64), u64, FlowInfo, ReceiverStats) {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap();
+    let client = thread::spawn(move || {
+        let mut s = AlccStream::connect(addr, &udp("none")).unwrap();
+        let got = read_all(&mut s).unwrap();
+        (got, s.receiver_stats().unwrap())
+    });
+    let (mut s, _) = AlccStream::accept_udp(socket, &udp(cc)).unwrap();
+    let sum = write_pattern(&mut s, total).unwrap();
+    let handle = s.info_handle();
+    s.close(Some(Duration::from_secs(60))).unwrap();
+    let (got, stats) = client.join().unwrap();
+    (got, sum, handle.info(), stats)
+}
+
+#[test]
+fn udp_transfer_within_a_window_loses_nothing_on_loopback() {
+    let total = 8 << 20;
+    let ((got, got_sum), sum, info, stats) = udp_transfer("fixed:window=40", total);
+    assert_eq!((got, got_sum), (total, sum));
+    assert_eq!(stats.sender_spec.as_deref(), Some("fixed:window=40"));
+    assert_eq!(info.bytes_acked, total);
+    assert_eq!(info.losses, 0);
+    assert!(info.max_bytes_in_flight <= 40 * 1448);
+    assert_eq!(info.max_window_overshoot, 0);
+    // One datagram per chunk of at most 1420 bytes.
+    assert_eq!(stats.frames, info.chunks_sent);
+    assert!(stats.frames >= total / 1420);
+}
+
+#[test]
+fn sprout_and_copa_run_over_udp() {
+    for cc in ["sprout", "copa"] {
+        let total = 4 << 20;
+        let ((got, _), _, info, stats) = udp_transfer(cc, total);
+        assert_eq!(got, total, "{cc}");
+        assert_eq!(info.bytes_acked, total, "{cc}");
+        assert_eq!(stats.reports > 0, cc == "sprout", "{cc}: {} reports", stats.reports);
+    }
+}
+
+#[test]
+fn a_bad_datagram_fails_that_flow_only() {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap();
+    let bad = thread::spawn(move || {
+        let c = UdpSocket::bind("127.0.0.1:0").unwrap();
+        c.connect(addr).unwrap();
+        let mut hello = vec![0xA1, 0xCC, 1, 1, 0, 0, 0, 3];
+        hello.extend_from_slice(b"udp");
+        c.send(&hello).unwrap();
+        let mut buf = [0u8; 2048];
+        c.recv(&mut buf).unwrap();
+        c.send(b"definitely not a frame").unwrap();
+    });
+    let (mut s, _) = AlccStream::accept_udp(socket, &udp("copa")).unwrap();
+    let r = write_pattern(&mut s, 64 << 20).and_then(|_| s.close(Some(Duration::from_secs(30))));
+    let e = r.expect_err("a garbage datagram must fail the flow");
+    assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
+    assert!(e.to_string().contains("bad magic"), "{e}");
+    bad.join().unwrap();
+    // Another flow in the same process still works.
+    let ((got, _), _, _, _) = udp_transfer("fixed:window=20", 1 << 20);
+    assert_eq!(got, 1 << 20);
+}
