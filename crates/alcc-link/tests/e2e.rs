@@ -57,12 +57,13 @@ fn ping_rtt_is_twice_the_one_way_delay() {
             rtts[0],
             rtts[rtts.len() - 1]
         );
-        // No ping may beat the propagation delay, and the median must be the delay. The +-0.5 ms
-        // precision itself is a benchmark figure (bench/link.sh on a quiet machine: median
-        // 40.2-40.3 ms); here the bound is 1 ms, because on a loaded 2-core machine scheduling
-        // alone moved the median to 40.7 ms.
-        assert!(rtts[0] >= 40.0, "RTT below twice the delay: {}", rtts[0]);
-        assert!((40.0..=41.0).contains(&median), "median RTT {median} ms");
+        // The fastest ping shows what the emulator adds: nothing beyond the two 20 ms delays
+        // but its scheduling precision. The rest of the distribution also holds the host's timer
+        // latency, which on this VM moved the median from 40.3 ms (quiet, `bench/link.sh`) to
+        // 43.6 ms from one run to the next; so the median is only checked against gross errors
+        // (a delay applied twice or not at all). The 40 +- 0.5 ms figure is a benchmark figure.
+        assert!((40.0..=40.5).contains(&rtts[0]), "fastest RTT {} ms, expected 40-40.5", rtts[0]);
+        assert!(median < 50.0, "median RTT {median} ms");
         assert_eq!(report.downlink.counters.departures, 30);
         assert_eq!(report.uplink.counters.departures, 30);
     });
