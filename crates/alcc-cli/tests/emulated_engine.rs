@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
+mod common;
+use common::TmpDir;
+
 const ALCC: &str = env!("CARGO_BIN_EXE_alcc");
 
 /// The tests run one at a time: two emulators sharing the CPU would distort the measurements.
@@ -42,27 +45,6 @@ fn skip_reason() -> Option<&'static str> {
         Some("curl is not installed")
     } else {
         None
-    }
-}
-
-/// A scratch directory removed when dropped (also when an assertion fails).
-struct TmpDir(PathBuf);
-
-impl TmpDir {
-    fn new(tag: &str) -> TmpDir {
-        let dir = std::env::temp_dir().join(format!("alcc-emulated-{}-{tag}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TmpDir(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TmpDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

@@ -1,9 +1,12 @@
 //! `alcc serve` and `alcc get` end to end on loopback, and `curl` as the unmodified client.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod common;
+use common::TmpDir;
 
 const ALCC: &str = env!("CARGO_BIN_EXE_alcc");
 
@@ -11,27 +14,6 @@ fn pattern(offset: u64, buf: &mut [u8]) {
     for (i, b) in buf.iter_mut().enumerate() {
         let x = (offset + i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         *b = (x >> 56) as u8 ^ (x >> 23) as u8;
-    }
-}
-
-/// A scratch directory removed when dropped.
-struct TmpDir(PathBuf);
-
-impl TmpDir {
-    fn new(tag: &str) -> TmpDir {
-        let dir = std::env::temp_dir().join(format!("alcc-cli-test-{}-{tag}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TmpDir(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TmpDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

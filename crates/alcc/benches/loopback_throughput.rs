@@ -38,6 +38,16 @@ fn timed(total: u64, connect: impl FnOnce() -> TcpStream + Send + 'static, send:
     got as f64 * 8.0 / start.elapsed().as_secs_f64() / 1e9
 }
 
+/// Writes `total` bytes from repeated `buf`.
+fn write_total(out: &mut impl Write, buf: &[u8], total: u64) {
+    let mut left = total;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        out.write_all(&buf[..n]).unwrap();
+        left -= n as u64;
+    }
+}
+
 fn plain(total: u64) -> f64 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -46,12 +56,7 @@ fn plain(total: u64) -> f64 {
         move || TcpStream::connect(addr).unwrap(),
         |buf| {
             let (mut s, _) = listener.accept().unwrap();
-            let mut left = total;
-            while left > 0 {
-                let n = left.min(buf.len() as u64) as usize;
-                s.write_all(&buf[..n]).unwrap();
-                left -= n as u64;
-            }
+            write_total(&mut s, buf, total);
         },
     )
 }
@@ -70,12 +75,7 @@ fn alcc(total: u64, cc: &str) -> f64 {
         move || TcpStream::connect(addr).unwrap(),
         |buf| {
             let (mut s, _) = listener.accept().unwrap();
-            let mut left = total;
-            while left > 0 {
-                let n = left.min(buf.len() as u64) as usize;
-                s.write_all(&buf[..n]).unwrap();
-                left -= n as u64;
-            }
+            write_total(&mut s, buf, total);
             s.close(None).unwrap();
         },
     )

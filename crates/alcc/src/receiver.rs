@@ -210,11 +210,7 @@ impl FramedReceiver {
 
     /// Fires the model's timer when due and frames its new report.
     fn run_model(&mut self, now: Time) -> io::Result<()> {
-        let Some(m) = self.model.as_mut() else { return Ok(()) };
-        if m.next_timer().is_some_and(|t| t <= now) {
-            m.on_timer(now);
-        }
-        if let Some(alcc_cc::ReceiverReport::Forecast(f)) = m.take_report(now) {
+        if let Some(f) = model_report(&mut self.model, now) {
             self.reports += 1;
             self.push_frame(&Frame::Report(f))?;
         }
@@ -267,5 +263,21 @@ impl FramedReceiver {
         }
         let events = if self.out_at < self.out.len() { events | libc::POLLOUT } else { events };
         sys::poll_one(self.fd, events, limit).map(drop)
+    }
+}
+
+/// Fires a receiver model's timer when due and returns its new forecast, if any (shared by the
+/// framed and UDP receivers).
+pub(crate) fn model_report(
+    model: &mut Option<Box<dyn ReceiverModel>>,
+    now: Time,
+) -> Option<alcc_cc::Forecast> {
+    let m = model.as_mut()?;
+    if m.next_timer().is_some_and(|t| t <= now) {
+        m.on_timer(now);
+    }
+    match m.take_report(now)? {
+        alcc_cc::ReceiverReport::Forecast(f) => Some(f),
+        _ => None,
     }
 }

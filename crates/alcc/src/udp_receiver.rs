@@ -8,10 +8,10 @@ use std::io;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-use alcc_cc::{registry, Arrival, Config, ReceiverModel, ReceiverReport, SenderHint, Time};
+use alcc_cc::{registry, Arrival, Config, ReceiverModel, SenderHint, Time};
 
 use crate::feedback::framed::protocol_error;
-use crate::receiver::ReceiverStats;
+use crate::receiver::{model_report, ReceiverStats};
 use crate::sys;
 use crate::wire::udp::parse_datagram;
 use crate::wire::{Ack, Frame, WireError};
@@ -180,11 +180,7 @@ impl UdpReceiver {
     }
 
     fn run_model(&mut self, now: Time) -> io::Result<()> {
-        let Some(m) = self.model.as_mut() else { return Ok(()) };
-        if m.next_timer().is_some_and(|t| t <= now) {
-            m.on_timer(now);
-        }
-        if let Some(ReceiverReport::Forecast(f)) = m.take_report(now) {
+        if let Some(f) = model_report(&mut self.model, now) {
             self.stats.reports += 1;
             self.send(&Frame::Report(f))?;
         }
