@@ -1,0 +1,126 @@
+"""The report's content, independent of its format: sections of text, tables and figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from alcc_report.cpu import cpu_table
+from alcc_report.fidelity import FLAG_PERCENT, fidelity_table
+from alcc_report.figures import cwnd, kde, region, scatter, timeseries
+from alcc_report.figures.common import Figure, Palette
+from alcc_report.load import Experiment
+from alcc_report.samples import RunFiles
+from alcc_report.tables import Table, cpu_rows, failed_table, fidelity_rows, summary_table
+
+
+@dataclass
+class Section:
+    """One section: a heading, a paragraph, then tables and figures (or why there are none)."""
+
+    key: str
+    title: str
+    text: str
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    #: Shown instead of tables and figures when there are none.
+    empty: str = ""
+
+
+@dataclass
+class Report:
+    """The whole report."""
+
+    title: str
+    #: One paragraph on where the data came from.
+    preamble: str
+    sections: list[Section]
+
+    def figures(self) -> list[Figure]:
+        """Every figure, in order."""
+        return [f for s in self.sections for f in s.figures]
+
+
+def build_report(experiment: Experiment) -> Report:
+    """Computes every table and draws every figure of ``experiment``."""
+    runs = experiment.runs
+    files = RunFiles(experiment)
+    palette = Palette(list(runs["scheme"]))
+    ok, failed = experiment.ok_runs(), experiment.failed_runs()
+    quick = {True: ", quick", False: "", None: ""}[experiment.quick]
+    preamble = (
+        f"Experiment `{experiment.name}`{quick}: {len(runs)} runs on {runs['trace'].nunique()} traces "
+        f"with {runs['scheme'].nunique()} schemes; {len(ok)} completed, {len(failed)} failed "
+        "(failed runs are listed below and left out of every figure and median)."
+    )
+    sections = [
+        Section(
+            "summary", "Summary", "Medians over the completed runs of each scheme.", [summary_table(runs)]
+        ),
+        Section(
+            "failed",
+            "Failed runs",
+            "Runs that did not complete, with the first line of their error.",
+            [failed_table(runs)] if len(failed) else [],
+            empty="No run failed.",
+        ),
+    ]
+    figure_sections = [
+        ("fig5", "Throughput and delay over time (paper Figure 5)", timeseries),
+        ("fig6", "Throughput and delay densities (paper Figure 6)", kde),
+        ("fig7", "Operating region (paper Figure 7)", region),
+        ("pantheon", "Throughput against p95 delay (Pantheon style)", scatter),
+    ]
+    for key, title, module in figure_sections:
+        figures = module.draw(files, palette) if len(ok) else []
+        sections.append(
+            Section(
+                key,
+                title,
+                module.__doc__.strip().split("\n\n")[0],
+                figures=figures,
+                empty="No completed run with data.",
+            )
+        )
+    fidelity = fidelity_table(runs)
+    sections.append(
+        Section(
+            "fidelity",
+            "Fidelity: ALCC-X against native X",
+            "Median over runs of the per-run throughput and of the per-run 95th-percentile one-way delay; "
+            f"difference = (alcc - native) / native; differences beyond {FLAG_PERCENT:g} % are flagged "
+            "(the paper reports 3-10 %).",
+            [fidelity_rows(fidelity)] if len(fidelity) else [],
+            empty="No ALCC scheme in this experiment.",
+        )
+    )
+    sections.append(
+        Section(
+            "fig1",
+            "Application window and kernel cwnd (paper Figure 1)",
+            cwnd.__doc__.strip().split("\n\n")[0],
+            figures=cwnd.draw(files, palette) if len(ok) else [],
+            empty="No completed ALCC run with telemetry.",
+        )
+    )
+    cpu = cpu_table(runs)
+    sections.append(
+        Section(
+            "cpu",
+            "CPU time relative to plain TCP (paper Section 5.6)",
+            "Median sender CPU time (user + system) per run and its ratio to the plain-TCP baseline "
+            "on the same trace (tcp-U for a scheme over kernel underlay U, else tcp-cubic).",
+            [cpu_rows(cpu)] if len(cpu) else [],
+            empty="No completed run.",
+        )
+    )
+    notes = sorted(set(experiment.notes + files.notes))
+    if notes:
+        sections.append(
+            Section(
+                "notes",
+                "Notes",
+                "Files the report expected and did not find (the figures use what there is):",
+                [Table("notes", ["note"], [[n] for n in notes])],
+            )
+        )
+    return Report(f"alcc experiment report: {experiment.name}", preamble, sections)

@@ -1,0 +1,145 @@
+"""The report's tables as formatted text cells, shared by the HTML and Markdown writers."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from alcc_report.fidelity import FLAG_PERCENT
+
+
+@dataclass
+class Table:
+    """A table of text cells."""
+
+    #: Identifier of the section (``summary``, ``failed``, ``fidelity``, ``cpu``).
+    key: str
+    #: Column headings.
+    columns: list[str]
+    #: Rows of cells, each as long as ``columns``.
+    rows: list[list[str]]
+
+
+def fmt(value: object, digits: int = 2) -> str:
+    """A number with ``digits`` decimals, ``-`` when unknown (NaN or None), text as it is."""
+    if value is None:
+        return "-"
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        if isinstance(value, float) and math.isnan(value):
+            return "-"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def signed_percent(value: float) -> str:
+    """A percentage with its sign (``+4.2 %``), ``-`` when unknown."""
+    return "-" if math.isnan(value) else f"{value:+.1f} %"
+
+
+def summary_table(runs: pd.DataFrame) -> Table:
+    """Per trace and scheme: runs completed of all, medians over completed runs of the metrics."""
+    rows = []
+    for (trace, scheme), group in runs.groupby(["trace", "scheme"], sort=True):
+        ok = group[group["status"] == "ok"]
+        med = ok[["throughput_mbps", "utilization", "delay_p50_ms", "delay_p95_ms", "loss"]].median()
+        rows.append(
+            [
+                str(trace),
+                str(scheme),
+                f"{len(ok)}/{len(group)}",
+                fmt(med["throughput_mbps"]),
+                fmt(med["utilization"] * 100, 1),
+                fmt(med["delay_p50_ms"], 1),
+                fmt(med["delay_p95_ms"], 1),
+                fmt(med["loss"] * 100, 2),
+            ]
+        )
+    columns = [
+        "trace",
+        "scheme",
+        "ok runs",
+        "throughput (Mbit/s)",
+        "utilization (%)",
+        "p50 delay (ms)",
+        "p95 delay (ms)",
+        "loss (%)",
+    ]
+    return Table("summary", columns, rows)
+
+
+def failed_table(runs: pd.DataFrame) -> Table:
+    """Every failed run with its error text (first line) and directory."""
+    failed = runs[runs["status"] != "ok"].sort_values(["trace", "scheme", "run"])
+    rows = []
+    for _, row in failed.iterrows():
+        error = str(row["error"]).strip().splitlines()
+        rows.append(
+            [
+                str(row["trace"]),
+                str(row["scheme"]),
+                str(int(row["run"])),
+                error[0] if error else "",
+                str(row["dir"]),
+            ]
+        )
+    return Table("failed", ["trace", "scheme", "run", "error", "directory"], rows)
+
+
+def fidelity_rows(table: pd.DataFrame) -> Table:
+    """The fidelity table (see :mod:`alcc_report.fidelity`) formatted."""
+    rows = []
+    for _, r in table.iterrows():
+        rows.append(
+            [
+                str(r["trace"]),
+                str(r["alcc"]),
+                str(r["native"]),
+                f"{r['alcc_runs']}/{r['native_runs']}",
+                fmt(r["alcc_throughput_mbps"]),
+                fmt(r["native_throughput_mbps"]),
+                signed_percent(r["throughput_diff_pct"]),
+                fmt(r["alcc_p95_ms"], 1),
+                fmt(r["native_p95_ms"], 1),
+                signed_percent(r["p95_diff_pct"]),
+                f"> {FLAG_PERCENT:g} %" if r["flagged"] else "",
+                str(r["note"]),
+            ]
+        )
+    columns = [
+        "trace",
+        "ALCC scheme",
+        "native",
+        "runs (alcc/native)",
+        "alcc tput (Mbit/s)",
+        "native tput (Mbit/s)",
+        "tput diff",
+        "alcc p95 (ms)",
+        "native p95 (ms)",
+        "p95 diff",
+        "flag",
+        "note",
+    ]
+    return Table("fidelity", columns, rows)
+
+
+def cpu_rows(table: pd.DataFrame) -> Table:
+    """The CPU table (see :mod:`alcc_report.cpu`) formatted."""
+    rows = []
+    for _, r in table.iterrows():
+        ratio = "-" if math.isnan(r["ratio"]) else f"{r['ratio']:.2f}x"
+        rows.append(
+            [
+                str(r["trace"]),
+                str(r["scheme"]),
+                str(r["runs"]),
+                fmt(r["cpu_s"], 3),
+                fmt(r["cpu_ms_per_s"], 1),
+                str(r["baseline"]),
+                ratio,
+                str(r["note"]),
+            ]
+        )
+    columns = ["trace", "scheme", "runs", "CPU (s, median)", "CPU (ms per s)", "baseline", "ratio", "note"]
+    return Table("cpu", columns, rows)

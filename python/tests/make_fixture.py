@@ -1,0 +1,322 @@
+"""Builds experiment output directories (the layout of ``docs/experiment-format.md``) from real
+``alcc`` runs, for the report's tests.
+
+``simulated``: every run is ``alcc sim`` on a synthetic cellular trace from ``alcc trace gen``
+(virtual time, a fraction of a second per run). The simulator stands in for every family:
+``tcp-cubic`` is ``--cc cubic``; ``alcc-X@cubic`` and ``native-X`` are both ``--cc X`` with
+different seeds (and a little random loss, so that the seeds matter). The simulator writes no
+link log and has no kernel, so these runs have ``series.csv``, ``summary.json`` and
+``rusage.json`` (the CPU time of the ``alcc sim`` process) but no ``delays.csv`` and no
+``telemetry.jsonl``. A scheme listed in ``failing`` runs on a trace path that does not exist,
+so that ``alcc`` really fails and its error becomes the run's ``error``.
+
+``emulated`` (root): real downloads through ``alcc link``: ``tcp-cubic`` and ``alcc-X@cubic``
+are ``alcc serve --mode kernel`` with a ``curl`` client, ``native-X`` is ``alcc serve --mode
+udp`` with ``alcc get --mode udp``. These runs have every file, including the downlink log's
+per-packet delays and the sender's telemetry.
+
+Run as a script: ``python tests/make_fixture.py simulated|emulated OUT``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The header of results.csv (the contract with the harness).
+HEADER = [
+    "trace",
+    "scheme",
+    "family",
+    "cc",
+    "underlay",
+    "mode",
+    "run",
+    "status",
+    "error",
+    "duration_s",
+    "capacity_mbps",
+    "throughput_mbps",
+    "utilization",
+    "loss",
+    "delay_p50_ms",
+    "delay_p95_ms",
+    "delay_p99_ms",
+    "delay_mean_ms",
+    "cpu_s",
+    "dir",
+]
+
+METRICS = [
+    "duration_s",
+    "capacity_mbps",
+    "throughput_mbps",
+    "utilization",
+    "loss",
+    "delay_p50_ms",
+    "delay_p95_ms",
+    "delay_p99_ms",
+    "delay_mean_ms",
+]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def alcc_binary() -> Path | None:
+    """``target/release/alcc`` of this repository (``ALCC_BIN`` overrides), or ``None``."""
+    path = Path(os.environ.get("ALCC_BIN", REPO / "target" / "release" / "alcc"))
+    return path if path.is_file() else None
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A scheme as the harness names it."""
+
+    name: str
+
+    @property
+    def family(self) -> str:
+        """tcp, alcc or native."""
+        return self.name.split("-", 1)[0]
+
+    @property
+    def cc(self) -> str:
+        """The controller (``none`` for plain TCP)."""
+        if self.family == "tcp":
+            return "none"
+        return self.name.split("-", 1)[1].split("@", 1)[0]
+
+    @property
+    def underlay(self) -> str:
+        """The kernel CC (empty for native)."""
+        if self.family == "tcp":
+            return self.name.split("-", 1)[1]
+        if self.family == "native":
+            return ""
+        rest = self.name.split("@", 1)
+        return rest[1] if len(rest) == 2 else "cubic"
+
+    @property
+    def mode(self) -> str:
+        """kernel or udp."""
+        return "udp" if self.family == "native" else "kernel"
+
+
+def _timed(command: list[str], **kwargs) -> tuple[subprocess.CompletedProcess, dict]:
+    """Runs ``command``; returns its result and the CPU time of the children it used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, **kwargs)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    user = after.ru_utime - before.ru_utime
+    system = after.ru_stime - before.ru_stime
+    usage = {"user_s": user, "system_s": system, "cpu_s": user + system, "max_rss_kb": after.ru_maxrss}
+    return done, usage
+
+
+def _row(trace: str, scheme: Scheme, run: int, rel: str) -> dict:
+    return {
+        "trace": trace,
+        "scheme": scheme.name,
+        "family": scheme.family,
+        "cc": scheme.cc,
+        "underlay": scheme.underlay,
+        "mode": scheme.mode,
+        "run": run,
+        "status": "failed",
+        "error": "",
+        **{m: "" for m in METRICS},
+        "cpu_s": "",
+        "dir": rel,
+    }
+
+
+def _finish(out: Path, rows: list[dict], name: str, spec: dict) -> None:
+    with (out / "results.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=HEADER)
+        writer.writeheader()
+        writer.writerows(rows)
+    doc = {"name": name, "quick": True, "spec": spec, "runs": rows}
+    (out / "results.json").write_text(json.dumps(doc, indent=1))
+    (out / "spec.toml").write_text(f'name = "{name}"\n# built by python/tests/make_fixture.py\n')
+
+
+def _fill_metrics(row: dict, summary: dict, cpu_s: float) -> None:
+    for m in METRICS:
+        value = summary.get(m)
+        row[m] = "" if value is None else value
+    row["cpu_s"] = cpu_s
+    row["status"] = "ok"
+
+
+def build_simulated(
+    out: Path,
+    alcc: Path,
+    schemes: list[str],
+    runs: int = 2,
+    duration: int = 20,
+    traces: tuple[str, ...] = ("synthetic",),
+    failing: tuple[str, ...] = (),
+) -> Path:
+    """A fixture from ``alcc sim`` runs (see the module doc); returns ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "traces").mkdir(exist_ok=True)
+    rows = []
+    for t, trace in enumerate(traces):
+        trace_path = out / "traces" / f"{trace}.trace"
+        gen = [str(alcc), "trace", "gen", "--kind", "cellular", "--seed", str(t + 1)]
+        gen += ["--duration", str(duration), "--out", str(trace_path)]
+        subprocess.run(gen, check=True, capture_output=True)
+        for s, name in enumerate(schemes):
+            scheme = Scheme(name)
+            for k in range(runs):
+                rel = f"runs/{trace}/{name}/run-{k}"
+                run_dir = out / rel
+                run_dir.mkdir(parents=True, exist_ok=True)
+                row = _row(trace, scheme, k, rel)
+                cc = "cubic" if scheme.family == "tcp" else scheme.cc
+                link = str(trace_path) if name not in failing else str(out / "traces" / "absent.trace")
+                command = [str(alcc), "sim", "--trace", link, "--cc", cc, "--delay", "10"]
+                command += ["--queue", "bytes=2000000", "--duration", str(duration), "--loss", "0.002"]
+                command += ["--seed", str(1 + 100 * s + k), "--series", str(run_dir / "series.csv")]
+                (run_dir / "commands.txt").write_text(shlex.join(command) + "\n")
+                done, usage = _timed(command)
+                (run_dir / "stderr.log").write_text(done.stderr)
+                if done.returncode == 0:
+                    summary = json.loads(done.stdout)
+                    (run_dir / "summary.json").write_text(done.stdout)
+                    (run_dir / "rusage.json").write_text(json.dumps(usage))
+                    _fill_metrics(row, summary, usage["cpu_s"])
+                else:
+                    row["error"] = done.stderr.strip() or f"exit status {done.returncode}"
+                (run_dir / "result.json").write_text(json.dumps(row))
+                rows.append(row)
+    _finish(out, rows, "fixture-simulated", {"schemes": schemes, "runs": runs, "duration_s": duration})
+    return out
+
+
+def log_delays(log: Path, out: Path) -> int:
+    """Writes ``t_s,delay_ms`` of every departure in a link log to ``out``; returns the count.
+
+    Departure lines are ``T - BYTES DELAY`` (queueing delay); alcc's header
+    ``# alcc propagation delay us: N`` is added to each, ``# alcc time unit: us`` switches the
+    unit of T and DELAY from ms to us (see crates/alcc-trace/src/log.rs).
+    """
+    scale, propagation_ms, base, count = 1.0, 0.0, None, 0
+    with log.open() as src, out.open("w") as dst:
+        dst.write("t_s,delay_ms\n")
+        for line in src:
+            if line.startswith("#"):
+                text = line[1:].strip()
+                if text.startswith("alcc propagation delay us:"):
+                    propagation_ms = float(text.split(":", 1)[1]) / 1000.0
+                elif text.startswith("alcc time unit:") and text.split(":", 1)[1].strip() == "us":
+                    scale = 0.001
+                continue
+            fields = line.split()
+            if len(fields) >= 4 and fields[1] == "-":
+                t_ms = float(fields[0]) * scale
+                base = t_ms if base is None else base
+                delay = float(fields[3]) * scale + propagation_ms
+                dst.write(f"{(t_ms - base) / 1000.0:.6f},{delay:.3f}\n")
+                count += 1
+    return count
+
+
+def build_emulated(
+    out: Path, alcc: Path, schemes: list[str], seconds: int = 8, trace: Path | None = None
+) -> Path:
+    """A fixture from real downloads through ``alcc link`` (root; see the module doc)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "traces").mkdir(exist_ok=True)
+    if trace is None:
+        trace = out / "traces" / "synthetic.trace"
+        gen = [str(alcc), "trace", "gen", "--kind", "cellular", "--seed", "1", "--duration", "30"]
+        subprocess.run([*gen, "--out", str(trace)], check=True, capture_output=True)
+    name = trace.stem
+    rows = []
+    for scheme_name in schemes:
+        scheme = Scheme(scheme_name)
+        rel = f"runs/{name}/{scheme_name}/run-0"
+        run_dir = out / rel
+        run_dir.mkdir(parents=True, exist_ok=True)
+        row = _row(name, scheme, 0, rel)
+        tel, rus = run_dir / "telemetry.jsonl", run_dir / "rusage.json"
+        serve = [str(alcc), "serve", "--port", "9000", "--cc", scheme.cc, "--bytes", "100000000000"]
+        serve += ["--telemetry", str(tel), "--count", "1"]
+        if scheme.family == "native":
+            serve += ["--mode", "udp"]
+            client = (
+                f"sleep 0.5; timeout {seconds} {alcc} get --mode udp $ALCC_SERVER:9000 >/dev/null; exit 0"
+            )
+        else:
+            serve += ["--mode", "kernel", "--underlay", scheme.underlay, "--http"]
+            client = f"sleep 0.5; curl -s -o /dev/null --max-time {seconds} http://$ALCC_SERVER:9000/; exit 0"
+        wrapped = [sys.executable, str(Path(__file__).resolve()), "rusage", str(rus), "--", *serve]
+        link = [str(alcc), "link", "--uplink", str(trace), "--downlink", str(trace), "--delay", "10"]
+        link += ["--downlink-queue", "droptail", "--downlink-queue-args", "bytes=2000000"]
+        link += ["--downlink-log", str(run_dir / "downlink.log"), "--server", shlex.join(wrapped)]
+        link += ["--", "sh", "-c", client]
+        (run_dir / "commands.txt").write_text(
+            shlex.join(link) + "\n" + shlex.join(serve) + "\n" + client + "\n"
+        )
+        done = subprocess.run(
+            ["flock", "/tmp/alcc-emu.lock", *link], capture_output=True, text=True, check=False
+        )
+        (run_dir / "stderr.log").write_text(done.stderr)
+        analyze = [str(alcc), "analyze", "--json", str(run_dir / "downlink.log"), "--series"]
+        analysed = subprocess.run([*analyze, str(run_dir / "series.csv")], capture_output=True, text=True)
+        if done.returncode == 0 and analysed.returncode == 0 and rus.is_file():
+            (run_dir / "summary.json").write_text(analysed.stdout)
+            log_delays(run_dir / "downlink.log", run_dir / "delays.csv")
+            _fill_metrics(row, json.loads(analysed.stdout), json.loads(rus.read_text())["cpu_s"])
+        else:
+            row["error"] = (done.stderr + analysed.stderr).strip() or "no rusage.json"
+        (run_dir / "result.json").write_text(json.dumps(row))
+        rows.append(row)
+    _finish(out, rows, "fixture-emulated", {"schemes": schemes, "seconds": seconds})
+    return out
+
+
+def rusage_wrapper(path: Path, command: list[str]) -> int:
+    """Runs ``command``, then writes its rusage to ``path`` (used inside ``alcc link --server``)."""
+    done, usage = _timed(command)
+    path.write_text(json.dumps(usage))
+    return done.returncode
+
+
+def main() -> int:
+    """``make_fixture.py simulated|emulated OUT`` or ``make_fixture.py rusage FILE -- CMD...``."""
+    if len(sys.argv) > 2 and sys.argv[1] == "rusage":
+        separator = sys.argv.index("--")
+        return rusage_wrapper(Path(sys.argv[2]), sys.argv[separator + 1 :])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("kind", choices=["simulated", "emulated"])
+    parser.add_argument("out", type=Path)
+    args = parser.parse_args()
+    alcc = alcc_binary()
+    if alcc is None:
+        print(
+            "make_fixture: target/release/alcc is missing (cargo build --release -p alcc-cli)",
+            file=sys.stderr,
+        )
+        return 1
+    if args.kind == "simulated":
+        build_simulated(
+            args.out, alcc, ["tcp-cubic", "alcc-copa@cubic", "native-copa", "alcc-verus@cubic"], runs=3
+        )
+    else:
+        build_emulated(args.out, alcc, ["tcp-cubic", "alcc-copa@cubic", "native-copa"])
+    print(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
