@@ -26,6 +26,7 @@ import json
 import os
 import resource
 import shlex
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -286,10 +287,18 @@ def build_emulated(
 
 
 def rusage_wrapper(path: Path, command: list[str]) -> int:
-    """Runs ``command``, then writes its rusage to ``path`` (used inside ``alcc link --server``)."""
-    done, usage = _timed(command)
-    path.write_text(json.dumps(usage))
-    return done.returncode
+    """Runs ``command``, then writes its rusage to ``path`` (used inside ``alcc link --server``).
+
+    ``alcc link`` ends the server with SIGTERM when the client is done: the wrapper passes the
+    signal on, waits for the server and still writes the file.
+    """
+    child = subprocess.Popen(command)
+    signal.signal(signal.SIGTERM, lambda signum, frame: child.send_signal(signal.SIGTERM))
+    _, status, usage = os.wait4(child.pid, 0)
+    user, system = usage.ru_utime, usage.ru_stime
+    doc = {"user_s": user, "system_s": system, "cpu_s": user + system, "max_rss_kb": usage.ru_maxrss}
+    path.write_text(json.dumps(doc))
+    return os.waitstatus_to_exitcode(status)
 
 
 def main() -> int:

@@ -1,0 +1,118 @@
+"""Fidelity and CPU maths on crafted tables, ellipse percentiles, Markdown tables."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from alcc_report.cpu import cpu_table
+from alcc_report.fidelity import fidelity_table, percent_difference
+from alcc_report.figures.region import operating_region
+from alcc_report.load import METRIC_COLUMNS
+from alcc_report.markdown import table_markdown
+from alcc_report.tables import Table, failed_table
+
+from conftest import run_row
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    for c in METRIC_COLUMNS:
+        df[c] = pd.to_numeric(df.get(c, math.nan), errors="coerce")
+    for c in ("error", "underlay"):
+        df[c] = df.get(c, "").fillna("") if c in df else ""
+    return df
+
+
+def test_percent_difference():
+    assert math.isclose(percent_difference(11.0, 10.0), 10.0)
+    assert percent_difference(9.0, 10.0) == -10.0
+    assert math.isnan(percent_difference(1.0, 0.0))
+    assert math.isnan(percent_difference(math.nan, 1.0))
+
+
+def test_fidelity_medians_diffs_and_flags():
+    rows = [
+        run_row("A", "alcc-copa@cubic", 0, throughput_mbps=9.0, delay_p95_ms=30.0),
+        run_row("A", "alcc-copa@cubic", 1, throughput_mbps=11.0, delay_p95_ms=50.0),
+        run_row("A", "alcc-copa@cubic", 2, throughput_mbps=10.5, delay_p95_ms=44.0),
+        run_row("A", "alcc-copa@cubic", 3, status="failed", error="x"),
+        run_row("A", "native-copa", 0, throughput_mbps=10.0, delay_p95_ms=40.0),
+        run_row("A", "native-copa", 1, throughput_mbps=10.0, delay_p95_ms=40.0),
+        run_row("A", "alcc-verus@reno", 0, throughput_mbps=5.0, delay_p95_ms=20.0),
+        run_row("B", "alcc-copa@bbr", 0, throughput_mbps=8.0, delay_p95_ms=100.0),
+        run_row("B", "native-copa", 0, status="failed", error="y"),
+    ]
+    table = fidelity_table(frame(rows)).set_index(["trace", "alcc"])
+    a = table.loc[("A", "alcc-copa@cubic")]
+    # medians: alcc 10.5 Mbit/s and 44 ms over the three ok runs; native 10 and 40.
+    assert (a["alcc_runs"], a["native_runs"]) == (3, 2)
+    assert math.isclose(a["alcc_throughput_mbps"], 10.5) and math.isclose(a["alcc_p95_ms"], 44.0)
+    assert math.isclose(a["throughput_diff_pct"], 5.0)
+    assert math.isclose(a["p95_diff_pct"], 10.0)
+    assert not a["flagged"]
+    verus = table.loc[("A", "alcc-verus@reno")]
+    assert verus["native"] == "native-verus" and "no native-verus runs" in verus["note"]
+    assert math.isnan(verus["throughput_diff_pct"])
+    b = table.loc[("B", "alcc-copa@bbr")]
+    assert "every native-copa run failed" in b["note"] and not b["flagged"]
+
+
+def test_fidelity_flag_beyond_ten_percent():
+    rows = [
+        run_row("A", "alcc-copa@cubic", throughput_mbps=10.0, delay_p95_ms=44.1),
+        run_row("A", "native-copa", throughput_mbps=10.0, delay_p95_ms=40.0),
+    ]
+    row = fidelity_table(frame(rows)).iloc[0]
+    assert row["flagged"] and "more than 10 %" in row["note"]
+
+
+def test_cpu_ratios_and_baselines():
+    rows = [
+        run_row("A", "tcp-cubic", 0, cpu_s=2.0),
+        run_row("A", "tcp-cubic", 1, cpu_s=4.0),
+        run_row("A", "tcp-reno", 0, cpu_s=1.0),
+        run_row("A", "alcc-copa@cubic", 0, cpu_s=6.0),
+        run_row("A", "alcc-copa@reno", 0, cpu_s=3.0),
+        run_row("A", "alcc-copa@bbr", 0, cpu_s=9.0),
+        run_row("A", "native-copa", 0, cpu_s=1.5),
+        run_row("A", "native-copa", 1, status="failed"),
+        run_row("B", "alcc-copa@cubic", 0, cpu_s=1.0),
+    ]
+    table = cpu_table(frame(rows)).set_index(["trace", "scheme"])
+    assert math.isclose(table.loc[("A", "tcp-cubic"), "cpu_s"], 3.0)
+    assert math.isclose(table.loc[("A", "tcp-cubic"), "ratio"], 1.0)
+    assert table.loc[("A", "tcp-reno"), "baseline"] == "tcp-cubic"
+    assert math.isclose(table.loc[("A", "alcc-copa@cubic"), "ratio"], 2.0)
+    assert table.loc[("A", "alcc-copa@reno"), "baseline"] == "tcp-reno"
+    assert math.isclose(table.loc[("A", "alcc-copa@reno"), "ratio"], 3.0)
+    assert table.loc[("A", "alcc-copa@bbr"), "baseline"] == "tcp-cubic"
+    assert math.isclose(table.loc[("A", "native-copa"), "ratio"], 0.5)
+    assert table.loc[("A", "native-copa"), "runs"] == 1
+    assert math.isclose(table.loc[("A", "alcc-copa@cubic"), "cpu_ms_per_s"], 600.0)
+    b = table.loc[("B", "alcc-copa@cubic")]
+    assert math.isnan(b["ratio"]) and "no completed tcp-cubic run" in b["note"]
+
+
+def test_operating_region_percentiles():
+    throughput = np.arange(1.0, 101.0)  # 1..100: p25 = 25.75, p50 = 50.5, p75 = 75.25
+    delay = np.array([10.0, 20.0, 30.0, 40.0, 50.0])  # p25 = 20, p50 = 30, p75 = 40
+    region = operating_region(throughput, delay)
+    assert (region.throughput_p25, region.throughput_p50, region.throughput_p75) == (25.75, 50.5, 75.25)
+    assert (region.delay_p25, region.delay_p50, region.delay_p75) == (20.0, 30.0, 40.0)
+    centre, width, height = region.ellipse()
+    assert centre == (30.0, 50.5) and width == 20.0 and height == 49.5
+    assert operating_region(np.empty(0), delay) is None
+
+
+def test_markdown_table_escapes_pipes():
+    text = table_markdown(Table("x", ["a", "b|c"], [["1", "x|y"], ["", "z"]]))
+    assert text.splitlines() == ["| a | b\\|c |", "| --- | --- |", "| 1 | x\\|y |", "|   | z |"]
+
+
+def test_failed_table_first_line_of_error():
+    rows = [run_row("A", "native-copa", 2, status="failed", error="udp: timed out\ndetails")]
+    table = failed_table(frame(rows))
+    assert table.rows == [["A", "native-copa", "2", "udp: timed out", "runs/A/native-copa/run-2"]]
