@@ -36,7 +36,8 @@ def draw(files: RunFiles, palette: Palette) -> list[Figure]:
         t = samples["t"] - samples["t"].min()
         ax.plot(t, samples["window"] / 1000.0, color=color, lw=1.3, label=f"{scheme} window (application)")
         ax.plot(t, samples["kernel_cwnd"] / 1000.0, color="black", lw=1.1, ls="--", label="kernel cwnd")
-        ax.set_ylim(bottom=0)
+        top = max(samples["window"].max(skipna=True), samples["kernel_cwnd"].max(skipna=True)) / 1000.0
+        ax.set_ylim(0, top * 1.25 if np.isfinite(top) and top > 0 else None)
         ax.set_xlabel("time since the flow's first sample (s)")
         ax.set_ylabel("window (kB)")
         ax.set_title(f"{trace}: {scheme}, application window and kernel cwnd (run {int(row['run'])})")

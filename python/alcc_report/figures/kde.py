@@ -5,6 +5,8 @@ trace. Here, per trace and scheme, the throughput population is every 500 ms bin
 completed run and the delay population every packet's one-way delay (see
 :mod:`alcc_report.samples`); the density is :class:`scipy.stats.gaussian_kde` with Scott's
 bandwidth rule (Seaborn's default); the axis ends at the 99.5th percentile of the pooled samples.
+Delays of different schemes span decades (kernel CUBIC fills a deep buffer), so the delay
+density is that of log10(delay), drawn on a logarithmic axis (log scale as in Figure 5).
 A population of one value, or of identical values, has no density and is drawn as a vertical
 line at that value.
 """
@@ -12,6 +14,7 @@ line at that value.
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 from scipy.stats import gaussian_kde
 
 from alcc_report.figures.common import Figure, Palette, new_figure, safe_key, to_png
@@ -37,7 +40,10 @@ def density(samples: np.ndarray, grid: np.ndarray) -> np.ndarray | None:
         return None
 
 
-def _panel(ax, populations: dict[str, np.ndarray], palette: Palette, xlabel: str) -> None:
+def _panel(ax, populations: dict[str, np.ndarray], palette: Palette, xlabel: str, log: bool = False) -> None:
+    """Draws one density per scheme; ``log``: the density of log10 of the samples, on a log axis."""
+    if log:
+        populations = {k: np.log10(v[v > 0]) for k, v in populations.items()}
     values = [p for p in populations.values() if len(p)]
     if not values:
         ax.text(0.5, 0.5, "no samples", ha="center", va="center", transform=ax.transAxes)
@@ -45,20 +51,26 @@ def _panel(ax, populations: dict[str, np.ndarray], palette: Palette, xlabel: str
     everything = np.concatenate(values)
     # The axis ends at the 99.5th percentile so that a long tail does not squash the bulk.
     lo, hi = float(np.min(everything)), float(np.percentile(everything, 99.5))
-    pad = (hi - lo) * 0.1 or 1.0
-    grid = np.linspace(max(lo - pad, 0.0), hi + pad, GRID_POINTS)
+    pad = (hi - lo) * 0.1 or (0.1 if log else 1.0)
+    grid = np.linspace(lo - pad if log else max(lo - pad, 0.0), hi + pad, GRID_POINTS)
+    shown = 10**grid if log else grid
     for scheme, samples in populations.items():
         if not len(samples):
             continue
         pdf = density(samples, grid)
         label = f"{scheme} (n={len(samples)})"
         if pdf is None:
-            ax.axvline(float(samples[0]), color=palette(scheme), lw=1.5, label=label)
+            at = float(samples[0])
+            ax.axvline(10**at if log else at, color=palette(scheme), lw=1.5, label=label)
         else:
-            ax.plot(grid, pdf, color=palette(scheme), lw=1.5, label=label)
+            ax.plot(shown, pdf, color=palette(scheme), lw=1.5, label=label)
+    if log:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("density")
-    ax.grid(True, alpha=0.3)
+    ax.set_ylabel("density per decade" if log else "density")
+    ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
 
 
@@ -76,7 +88,7 @@ def draw(files: RunFiles, palette: Palette) -> list[Figure]:
         fig, axes = new_figure(2, 1, size=(10.0, 7.0))
         _panel(axes[0][0], throughput, palette, "throughput per 500 ms bin (Mbit/s)")
         axes[0][0].set_title(f"{trace}: throughput and delay densities over all runs")
-        _panel(axes[1][0], delay, palette, "one-way delay per packet (ms)")
+        _panel(axes[1][0], delay, palette, "one-way delay per packet (ms, log scale)", log=True)
         figures.append(
             Figure(
                 key=f"fig6-{safe_key(trace)}",
@@ -84,7 +96,8 @@ def draw(files: RunFiles, palette: Palette) -> list[Figure]:
                 title=f"Throughput and delay densities: {trace}",
                 caption=(
                     f"{trace}: Gaussian kernel density estimates of the per-bin throughput and of the "
-                    "per-packet one-way delay, all completed runs of each scheme pooled."
+                    "per-packet one-way delay (density of its logarithm), all completed runs of each "
+                    "scheme pooled."
                 ),
                 png=to_png(fig),
             )

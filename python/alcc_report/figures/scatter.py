@@ -8,6 +8,8 @@ large marker is the scheme's median over runs of both.
 
 from __future__ import annotations
 
+from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
 from alcc_report.figures.common import Figure, Palette, new_figure, safe_key, to_png
 from alcc_report.samples import RunFiles
 
@@ -30,6 +32,9 @@ def draw(files: RunFiles, palette: Palette) -> list[Figure]:
             )
         if (runs["delay_p95_ms"] > 0).all():
             ax.set_xscale("log")
+            ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            ax.xaxis.set_major_formatter(ScalarFormatter())
+            ax.xaxis.set_minor_formatter(NullFormatter())
         ax.invert_xaxis()
         ax.set_ylim(0, float(runs["throughput_mbps"].max()) * 1.2 or 1.0)
         ax.set_xlabel("95th percentile one-way delay (ms, log scale, reversed)")
