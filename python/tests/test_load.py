@@ -119,3 +119,13 @@ def test_telemetry_bad_middle_line(tmp_path):
     (tmp_path / "telemetry.jsonl").write_text('{"t": 0, "flow": 1, "window": "big"}\n{"t": 1}\n')
     with pytest.raises(ReportError, match=r"line 1, field window: 'big' is not a number"):
         load_telemetry(tmp_path / "telemetry.jsonl")
+
+
+def test_extra_columns_at_the_end_are_kept(tmp_path):
+    write_results(tmp_path, [run_row("t", "tcp-cubic")])
+    lines = (tmp_path / "results.csv").read_text().splitlines()
+    lines = [lines[0] + ",wall_s,max_rss_kb", lines[1] + ",11.5,5120"]
+    (tmp_path / "results.csv").write_text("\n".join(lines) + "\n")
+    runs = load_experiment(tmp_path).runs
+    assert list(runs.columns[-2:]) == ["wall_s", "max_rss_kb"]
+    assert runs["throughput_mbps"].iloc[0] == 8.0 and runs["wall_s"].iloc[0] == "11.5"

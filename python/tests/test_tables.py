@@ -116,3 +116,19 @@ def test_failed_table_first_line_of_error():
     rows = [run_row("A", "native-copa", 2, status="failed", error="udp: timed out\ndetails")]
     table = failed_table(frame(rows))
     assert table.rows == [["A", "native-copa", "2", "udp: timed out", "runs/A/native-copa/run-2"]]
+
+
+def test_operating_region_property_random_populations():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        throughput = rng.lognormal(1.0, 0.7, size=int(rng.integers(1, 300)))
+        delay = rng.exponential(30.0, size=int(rng.integers(1, 300))) + 10.0
+        region = operating_region(throughput, delay)
+        (cx, cy), width, height = region.ellipse()
+        # The ellipse's extreme points are the quartiles; the medians lie inside its bounding box.
+        assert math.isclose(cx - width / 2, np.percentile(delay, 25))
+        assert math.isclose(cx + width / 2, np.percentile(delay, 75))
+        assert math.isclose(cy - height / 2, np.percentile(throughput, 25))
+        assert math.isclose(cy + height / 2, np.percentile(throughput, 75))
+        assert region.delay_p25 <= region.delay_p50 <= region.delay_p75
+        assert region.throughput_p25 <= region.throughput_p50 <= region.throughput_p75
