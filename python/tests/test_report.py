@@ -144,3 +144,21 @@ def test_cli_bad_results_header(tmp_path, capsys, empty_csv):
     (tmp_path / "results.csv").write_text(empty_csv)
     assert main([str(tmp_path)]) == 1
     assert "results.csv" in capsys.readouterr().err
+
+
+def test_all_runs_failed_and_empty_results(tmp_path):
+    rows = [
+        run_row("T", "alcc-copa@cubic", status="failed", error="refused"),
+        run_row("T", "native-copa", status="failed", error="timeout"),
+    ]
+    write_results(tmp_path / "a", rows)
+    report = build_report(load_experiment(tmp_path / "a"))
+    assert report.figures() == []
+    by_key = sections(report)
+    assert len(by_key["failed"].tables[0].rows) == 2
+    note = by_key["fidelity"].tables[0].rows[0][-1]
+    assert note == "every native-copa run failed; every alcc-copa@cubic run failed"
+    assert by_key["cpu"].tables == [] and by_key["fig5"].empty == "No completed run with data."
+    write_results(tmp_path / "b", [])
+    assert main([str(tmp_path / "b")]) == 0
+    assert "0 runs on 0 traces" in (tmp_path / "b" / "report.md").read_text()
