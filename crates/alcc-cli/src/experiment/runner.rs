@@ -96,7 +96,7 @@ impl RunPlan {
 #[derive(Debug)]
 pub enum Outcome {
     /// It finished, ok or failed; `result.json` is written.
-    Finished(Row),
+    Finished(Box<Row>),
     /// A termination signal arrived; the emulator was stopped and nothing was recorded.
     Interrupted,
 }
@@ -260,6 +260,9 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
     let mut child = Command::new(&cmds.link[0])
         .args(&cmds.link[1..])
         .stdin(Stdio::null())
+        // Errors, not backtraces, make the `error` column.
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
         .stdout(log_file.try_clone().context("stderr.log")?)
         .stderr(log_file)
         .spawn()
@@ -307,7 +310,7 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
     }
     let text = serde_json::to_string_pretty(&row)? + "\n";
     super::table::write_atomic(&dir.join("result.json"), text.as_bytes())?;
-    Ok(Outcome::Finished(row))
+    Ok(Outcome::Finished(Box::new(row)))
 }
 
 fn read_rusage(path: &Path) -> Option<RusageReport> {
