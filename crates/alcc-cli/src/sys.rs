@@ -81,3 +81,9 @@ pub fn kill(pid: u32, sig: i32) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Whether the process runs as root (effective user id 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    unsafe { libc::geteuid() == 0 }
+}

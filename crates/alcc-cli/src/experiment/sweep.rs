@@ -57,6 +57,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
         eprintln!("warning: {s}: `{}` is not a registered controller; its runs will fail", s.cc);
     }
     let plans = plan(&traces, &schemes, spec.runs);
+    if !sys::is_root() {
+        bail!("alcc experiment run needs root: the emulator makes network namespaces and TUN devices");
+    }
     let alcc = std::env::current_exe().context("finding the alcc binary")?;
     sys::catch_termination().context("installing the signal handlers")?;
 
