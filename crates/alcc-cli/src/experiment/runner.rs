@@ -250,6 +250,9 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
         std::fs::remove_dir_all(&dir).with_context(|| format!("{}: cannot remove", dir.display()))?;
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    if sys::caught().is_some() {
+        return Ok(Outcome::Interrupted);
+    }
     let cmds = commands(alcc, spec, plan, &dir);
     let link_line: Vec<String> = cmds.link.iter().map(|a| shell_quote(a)).collect();
     let text = format!("{}\n{}\nsh -c {}\n", link_line.join(" "), cmds.server, shell_quote(&cmds.client));

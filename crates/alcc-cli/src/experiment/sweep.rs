@@ -36,6 +36,8 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 /// Runs the sweep; returns the process exit status: 0 all runs ok, 1 some failed, 130
 /// interrupted.
 pub fn run(args: RunArgs) -> Result<i32> {
+    // First, so that a signal during the preparations also ends the sweep cleanly.
+    sys::catch_termination().context("installing the signal handlers")?;
     let label = args.spec.display().to_string();
     let mut spec = Spec::load(&args.spec)?;
     if args.quick {
@@ -61,7 +63,6 @@ pub fn run(args: RunArgs) -> Result<i32> {
         bail!("alcc experiment run needs root: the emulator makes network namespaces and TUN devices");
     }
     let alcc = std::env::current_exe().context("finding the alcc binary")?;
-    sys::catch_termination().context("installing the signal handlers")?;
 
     let complete: Vec<bool> = plans.iter().map(|p| is_complete(&out, p)).collect();
     let skipped = complete.iter().filter(|c| **c).count();
@@ -99,6 +100,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
             Outcome::Interrupted => {
                 let dir = out.join(p.rel_dir());
                 let _ = std::fs::remove_dir_all(&dir);
+                // The scheme's directory too, if this was its only run (remove_dir keeps a
+                // directory that is not empty).
+                if let Some(parent) = dir.parent() {
+                    let _ = std::fs::remove_dir(parent);
+                }
                 interrupted = true;
                 break;
             }
