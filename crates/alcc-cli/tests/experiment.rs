@@ -240,3 +240,52 @@ fn sigint_stops_cleanly_and_the_rerun_resumes() {
     assert_eq!(rows.len(), 2);
     assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
 }
+
+/// `experiments/paper.toml --quick`: two of the paper's traces, every scheme once for 8 s
+/// (about 3 minutes); every run completes and every alcc-X has its native-X on each trace.
+#[test]
+fn the_paper_experiment_runs_quick() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let traces =
+        std::env::var_os("ALCC_TRACE_DIR").map_or_else(|| "/work/shared/traces".into(), PathBuf::from);
+    if !traces.join("alcc-paper/CampusWalk.trace").is_file()
+        || !traces.join("alcc-paper/highwayGold.trace").is_file()
+    {
+        eprintln!(
+            "skipped: the paper's traces are not in {}/alcc-paper (set ALCC_TRACE_DIR)",
+            traces.display()
+        );
+        return;
+    }
+    let _guard = serial();
+    let dir = TmpDir::new("experiment-paper");
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/paper.toml");
+    let out = dir.path("out");
+    let run = Command::new(ALCC)
+        .args(["experiment", "run", "--quick"])
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    let rows = results(&out);
+    assert_eq!(rows.len(), 18, "2 traces x 9 schemes x 1 run");
+    for trace in ["CampusWalk", "highwayGold"] {
+        for cc in ["verus", "copa", "sprout"] {
+            for family in ["alcc", "native"] {
+                let r = rows.iter().find(|r| r["trace"] == trace && r["scheme"] == format!("{family}-{cc}"));
+                let r = r.unwrap_or_else(|| panic!("{trace} {family}-{cc} missing"));
+                assert!(r["throughput_mbps"].as_f64().unwrap() > 0.5, "{r}");
+            }
+        }
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(json["quick"], true);
+    assert_eq!(json["spec"]["duration_s"], 8.0);
+}

@@ -434,6 +434,31 @@ path = "/t/third.trace"
     }
 
     #[test]
+    fn the_shipped_experiments_parse() {
+        let paper = Spec::parse("paper.toml", include_str!("../../../../experiments/paper.toml")).unwrap();
+        assert_eq!(
+            (paper.queue_bytes, paper.delay_ms, paper.runs, paper.loss),
+            (Some(2_000_000), 10.0, 20, 0.0)
+        );
+        let names: Vec<&str> = paper.traces.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["CampusWalk", "highwayGold", "rapidGold"]);
+        for cc in ["verus", "copa", "sprout"] {
+            assert!(
+                paper.schemes.contains(&format!("alcc-{cc}"))
+                    && paper.schemes.contains(&format!("native-{cc}"))
+            );
+        }
+        for k in ["cubic", "reno", "bbr"] {
+            assert!(paper.schemes.contains(&format!("tcp-{k}")));
+        }
+        let q = paper.quick_version();
+        assert_eq!((q.traces.len(), q.runs, q.duration_s), (2, 1, 8.0));
+        let demo = Spec::parse("demo.toml", include_str!("../../../../experiments/demo.toml")).unwrap();
+        assert!(demo.traces.iter().all(|t| t.generate.is_some()));
+        assert!(demo.parsed_schemes().iter().all(|s| s.known_cc));
+    }
+
+    #[test]
     fn env_expansion() {
         let get = |k: &str| (k == "HOME_X").then(|| "/h".to_string());
         assert_eq!(expand_env("${HOME_X}/a", get).unwrap(), "/h/a");
