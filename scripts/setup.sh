@@ -2,6 +2,7 @@
 # Installs what building and testing alcc needs on a fresh Debian 12 machine (run as root).
 # Idempotent: it installs only what is missing.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
@@ -9,6 +10,11 @@ command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+command -v jq >/dev/null 2>&1 || need_apt+=(jq)
+# The report (python/): a venv (Debian's pip refuses system-wide installs) and headless Chromium
+# to check that report.html renders.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv python3-pip)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${need_apt[*]}; run as root or install them" >&2
@@ -23,3 +29,15 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+# The report package in a project-local venv; reinstalled when python/pyproject.toml changes.
+if [ -f python/pyproject.toml ]; then
+  stamp=.venv/.alcc-installed
+  want="$(sha256sum python/pyproject.toml | cut -d' ' -f1)"
+  if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    python3 -m venv .venv
+    .venv/bin/pip install -q --upgrade pip
+    .venv/bin/pip install -q -e 'python[dev]'
+    echo "$want" >"$stamp"
+  fi
+fi
