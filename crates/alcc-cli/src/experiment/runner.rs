@@ -391,6 +391,21 @@ mod tests {
     }
 
     #[test]
+    fn a_child_past_its_limit_is_stopped_and_reaped() {
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        let start = Instant::now();
+        let waited = wait_child(&mut child, Duration::from_millis(200)).unwrap();
+        assert!(matches!(waited, Wait::TimedOut));
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert!(child.try_wait().unwrap().is_some(), "reaped");
+        let mut child = Command::new("sh").args(["-c", "exit 3"]).spawn().unwrap();
+        match wait_child(&mut child, Duration::from_secs(10)).unwrap() {
+            Wait::Exited(status) => assert_eq!(status.code(), Some(3)),
+            _ => panic!("sh exited by itself"),
+        }
+    }
+
+    #[test]
     fn the_tail_skips_the_emulators_summary() {
         let dir = std::env::temp_dir().join(format!("alcc-exp-tail-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
