@@ -129,6 +129,9 @@ impl Scheme {
             if !is_cc_spec(cc) {
                 return Err(err(format!("`{cc}` is not a controller spec (like copa or copa:delta=0.5)")));
             }
+            if underlay.is_empty() {
+                return Err(err("`@` must be followed by the underlay (cubic, reno, bbr)".to_string()));
+            }
             if !is_word(underlay) {
                 return Err(err(format!("`{underlay}` is not a kernel congestion control name")));
             }

@@ -12,12 +12,12 @@ use super::scheme::{Scheme, SchemeError};
 #[derive(Debug, Error)]
 pub enum SpecError {
     /// The file cannot be read.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read: {error}")]
     Read {
         /// The spec file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// Not TOML, or fields of the wrong type, missing or unknown (the message names them).
     #[error("{path}: {message}")]
@@ -38,12 +38,12 @@ pub enum SpecError {
         reason: String,
     },
     /// A scheme name is not one.
-    #[error("{path}: field `schemes`: {source}")]
+    #[error("{path}: field `schemes`: {error}")]
     Scheme {
         /// The spec file (or a label).
         path: String,
         /// The scheme's error.
-        source: SchemeError,
+        error: SchemeError,
     },
 }
 
@@ -161,7 +161,7 @@ impl Spec {
     /// Reads and checks a spec file.
     pub fn load(path: &Path) -> Result<Spec, SpecError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|source| SpecError::Read { path: path.to_path_buf(), source })?;
+            .map_err(|error| SpecError::Read { path: path.to_path_buf(), error })?;
         Spec::parse(&path.display().to_string(), &text)
     }
 
@@ -222,7 +222,7 @@ impl Spec {
             return Err(field("schemes", "lists no scheme"));
         }
         for (i, s) in self.schemes.iter().enumerate() {
-            Scheme::parse(s).map_err(|source| SpecError::Scheme { path: label.to_string(), source })?;
+            Scheme::parse(s).map_err(|error| SpecError::Scheme { path: label.to_string(), error })?;
             if self.schemes[..i].contains(s) {
                 return Err(field("schemes", &format!("`{s}` is listed twice")));
             }
