@@ -1,10 +1,13 @@
 //! The `alcc` command.
 
 mod analyze;
+mod experiment;
 mod get;
 mod link_cmd;
+mod rusage;
 mod serve;
 mod sim_cmd;
+mod sys;
 mod telemetry;
 mod trace_cmd;
 
@@ -35,6 +38,8 @@ enum Command {
     Get(get::GetArgs),
     /// Run a command behind an emulated trace-driven link (root).
     Link(Box<link_cmd::LinkArgs>),
+    /// Run experiments: schemes x traces x runs over the emulator, with a results table.
+    Experiment(experiment::ExperimentArgs),
 }
 
 fn main() -> Result<()> {
@@ -50,6 +55,7 @@ fn main() -> Result<()> {
         Command::Serve(args) => serve::run(args)?,
         Command::Get(args) => get::run(args)?,
         Command::Link(args) => std::process::exit(link_cmd::run(*args)?),
+        Command::Experiment(args) => std::process::exit(experiment::run(args)?),
     }
     Ok(())
 }

@@ -57,8 +57,15 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 10)]
     telemetry_interval_ms: u64,
     /// Exit after serving this many clients.
-    #[arg(long)]
+    #[arg(long, alias = "clients")]
     count: Option<u64>,
+    /// Stop each download after this many seconds (the connection is reset), so that the
+    /// server ends on its own even when it never hears that the client left.
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// At exit, write this process's CPU time and peak memory (getrusage) here as JSON.
+    #[arg(long)]
+    rusage: Option<PathBuf>,
     /// Fail a connection whose data stays unacknowledged this many seconds (TCP_USER_TIMEOUT).
     #[arg(long)]
     user_timeout: Option<f64>,
@@ -75,8 +82,18 @@ pub fn pattern(offset: u64, buf: &mut [u8]) {
     }
 }
 
-/// Runs the server.
+/// Runs the server; with `--rusage`, writes the process's resource usage when it ends (also
+/// after an error).
 pub fn run(args: ServeArgs) -> Result<()> {
+    let rusage = args.rusage.clone();
+    let result = serve(args);
+    if let Some(path) = rusage {
+        crate::rusage::write_self(&path)?;
+    }
+    result
+}
+
+fn serve(args: ServeArgs) -> Result<()> {
     let size = match (&args.file, args.bytes) {
         (Some(f), _) => f.metadata().with_context(|| format!("reading {}", f.display()))?.len(),
         (None, Some(n)) => n,
@@ -231,7 +248,19 @@ fn serve_one(
     let mut buf = vec![0u8; 256 << 10];
     let mut file = args.file.as_ref().map(File::open).transpose()?;
     let mut sent = 0u64;
+    let deadline = args
+        .seconds
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| Instant::now() + Duration::from_secs_f64(s));
     while sent < size {
+        if let Some(deadline) = deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                stream.abort();
+                return Ok(sent);
+            }
+            stream.set_write_timeout(Some(left));
+        }
         let want = (size - sent).min(buf.len() as u64) as usize;
         let n = match file.as_mut() {
             Some(f) => f.read(&mut buf[..want])?,
@@ -243,7 +272,13 @@ fn serve_one(
         if n == 0 {
             bail!("file shrank while serving");
         }
-        stream.write_all(&buf[..n])?;
+        match stream.write_all(&buf[..n]) {
+            Err(e) if e.kind() == io::ErrorKind::TimedOut && deadline.is_some() => {
+                stream.abort();
+                return Ok(sent);
+            }
+            r => r?,
+        }
         sent += n as u64;
     }
     stream.close(Some(Duration::from_secs(args.close_timeout)))?;

@@ -169,3 +169,51 @@ fn unknown_controller_is_refused() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("nosuch"));
 }
+
+/// `--seconds` ends a download the client would never end, the server exits by itself after
+/// its one client, and `--rusage` records its CPU time.
+#[test]
+fn seconds_bounds_a_download_and_rusage_is_written_at_exit() {
+    let dir = TmpDir::new("seconds-rusage");
+    let rusage = dir.path("rusage.json");
+    let (child, addr) = serve(&[
+        "--cc",
+        "fixed:window=20,rate=80",
+        "--bytes",
+        "100000000000",
+        "--seconds",
+        "1.5",
+        "--rusage",
+        rusage.to_str().unwrap(),
+    ]);
+    let start = Instant::now();
+    let get = Command::new(ALCC).args(["get", &format!("127.0.0.1:{}", local_port(&addr))]).output().unwrap();
+    let took = start.elapsed().as_secs_f64();
+    // The server resets the connection at its deadline: the client sees an error, not a
+    // clean end, and neither waits for 100 GB.
+    assert!(!get.status.success(), "{}", String::from_utf8_lossy(&get.stderr));
+    assert!((1.4..10.0).contains(&took), "the download took {took} s");
+    let log = wait_ok(child);
+    assert!(log.contains("bytes in"), "{log}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&rusage).unwrap()).unwrap();
+    let (user, system, cpu) =
+        (r["user_s"].as_f64().unwrap(), r["system_s"].as_f64().unwrap(), r["cpu_s"].as_f64().unwrap());
+    assert!(cpu > 0.0 && (cpu - user - system).abs() < 1e-9, "{r}");
+    assert!(r["max_rss_kb"].as_u64().unwrap() > 1000, "{r}");
+}
+
+/// A server that fails (an unknown controller) still writes its rusage.
+#[test]
+fn rusage_is_written_after_an_error() {
+    let dir = TmpDir::new("rusage-error");
+    let rusage = dir.path("rusage.json");
+    let out = Command::new(ALCC)
+        .args(["serve", "--cc", "nonexistent", "--bytes", "10", "--port", "0", "--rusage"])
+        .arg(&rusage)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nonexistent"));
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&rusage).unwrap()).unwrap();
+    assert!(r["cpu_s"].as_f64().is_some(), "{r}");
+}

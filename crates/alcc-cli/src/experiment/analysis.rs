@@ -1,0 +1,78 @@
+//! The per-run files computed from the downlink log: `summary.json` (as `alcc analyze --json`),
+//! `series.csv` (500 ms bins) and `delays.csv` (one-way delay samples, subsampled).
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+
+use alcc_trace::metrics::{self, Summary};
+use alcc_trace::{Log, Recording};
+use anyhow::{Context, Result};
+
+/// Width of the series bins, µs (docs/experiment-format.md).
+pub const BIN_US: u64 = 500_000;
+
+/// At most this many rows in `delays.csv`.
+pub const MAX_DELAY_ROWS: usize = 20_000;
+
+/// Reads `dir/downlink.log` and writes summary.json, series.csv and delays.csv beside it.
+pub fn analyze_run(dir: &Path) -> Result<Summary> {
+    let log_path = dir.join("downlink.log");
+    let log = Log::read_file(&log_path)?;
+    let recording = log.to_recording();
+    let summary = metrics::summarize(&recording);
+    let mut json = serde_json::to_value(&summary)?;
+    if let Some(map) = json.as_object_mut() {
+        map.insert("log".into(), serde_json::Value::String(log_path.display().to_string()));
+    }
+    let text = serde_json::to_string_pretty(&json)? + "\n";
+    std::fs::write(dir.join("summary.json"), text).context("writing summary.json")?;
+    let series = metrics::time_series(&recording, BIN_US)?;
+    let file = File::create(dir.join("series.csv")).context("creating series.csv")?;
+    metrics::write_series_csv(&series, BufWriter::new(file)).context("writing series.csv")?;
+    std::fs::write(dir.join("delays.csv"), delays_csv(&recording, MAX_DELAY_ROWS))
+        .context("writing delays.csv")?;
+    Ok(summary)
+}
+
+/// `t_s,delay_ms` for every departed packet in departure order (t from the recording's first
+/// event, as in the series); when there are more than `max_rows`, every k-th with
+/// k = ceil(n / max_rows).
+pub fn delays_csv(recording: &Recording, max_rows: usize) -> String {
+    let start = recording.span_us().map_or(0, |(s, _)| s);
+    let mut samples: Vec<(u64, u64)> = recording
+        .packets
+        .iter()
+        .filter_map(|p| Some((p.departed_us?, p.one_way_delay_us(recording.propagation_delay_us)?)))
+        .collect();
+    samples.sort_unstable();
+    let step = samples.len().div_ceil(max_rows.max(1)).max(1);
+    let mut out = String::from("t_s,delay_ms\n");
+    for (at, delay) in samples.iter().step_by(step) {
+        let _ = writeln!(out, "{:.6},{:.3}", (at - start) as f64 / 1e6, *delay as f64 / 1e3);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_are_relative_sorted_and_subsampled() {
+        // Packets sent at 1000 + i ms, departed 5 ms later, 10 ms propagation; one lost.
+        let packets =
+            (0..10u64).map(|i| (1500, 1_000_000 + i * 1000, (i != 3).then_some(1_005_000 + i * 1000)));
+        let r = Recording::from_parts(packets, [1_000_000u64], 1500, 10_000);
+        let csv = delays_csv(&r, 100);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "t_s,delay_ms");
+        assert_eq!(lines.len(), 10);
+        assert_eq!(lines[1], "0.005000,15.000");
+        assert_eq!(lines[9], "0.014000,15.000");
+        let csv = delays_csv(&r, 4);
+        // 9 samples, at most 4 rows: every 3rd.
+        assert_eq!(csv.lines().count(), 1 + 3);
+    }
+}

@@ -1,0 +1,39 @@
+//! `alcc experiment`: sweeps of schemes x traces x runs over the emulator, with one directory
+//! of files per run and a results table (docs/experiment-format.md).
+//!
+//! - [`spec`]: the TOML experiment definition and its checks.
+//! - [`scheme`]: scheme names (`tcp-cubic`, `alcc-copa@reno`, `native-sprout`).
+//! - [`runner`]: one run (one `alcc link` child) and its files.
+//! - [`analysis`]: summary, series and delay samples from the downlink log.
+//! - [`table`]: the results rows, CSV and JSON, and the medians printed at the end.
+//! - [`sweep`]: the matrix, progress, resume and interruption.
+
+pub mod analysis;
+pub mod runner;
+pub mod scheme;
+pub mod spec;
+pub mod sweep;
+pub mod table;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+/// `alcc experiment ...`
+#[derive(Args, Debug)]
+pub struct ExperimentArgs {
+    #[command(subcommand)]
+    command: ExperimentCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum ExperimentCommand {
+    /// Run an experiment spec over the emulator (root), resuming in an existing --out.
+    Run(sweep::RunArgs),
+}
+
+/// Runs `alcc experiment ...`; returns the exit status.
+pub fn run(args: ExperimentArgs) -> Result<i32> {
+    match args.command {
+        ExperimentCommand::Run(a) => sweep::run(a),
+    }
+}

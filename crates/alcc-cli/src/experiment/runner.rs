@@ -1,0 +1,423 @@
+//! One run: one `alcc link` child (server `alcc serve`, client `curl` or `alcc get`), its files
+//! in the run directory, and its row of the results table.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use super::analysis;
+use super::scheme::{RunMode, Scheme};
+use super::spec::Spec;
+use super::table::{Row, FAILED, OK};
+use crate::rusage::RusageReport;
+use crate::sys;
+
+/// The server's port inside the emulated link.
+const PORT: u16 = 9000;
+
+/// Bytes the server offers: more than any run can move, so the deadline ends the download.
+const OFFER_BYTES: u64 = 100_000_000_000;
+
+/// How long the client waits before connecting (the server starts at the same time).
+const CLIENT_START_DELAY_S: f64 = 0.5;
+
+/// The server stops a download this long after the client's deadline if it has not noticed
+/// that the client left.
+const SERVER_GRACE_S: f64 = 2.0;
+
+/// A run is failed (and its emulator stopped) this long after the expected duration.
+const TIMEOUT_MARGIN_S: f64 = 60.0;
+
+/// How long an interrupted or timed-out emulator has to clean up before SIGKILL (it removes its
+/// namespaces within about 5 s of a signal).
+const STOP_GRACE: Duration = Duration::from_secs(15);
+
+/// One link of a sweep: its name and trace files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkTraces {
+    /// Trace name (directory name).
+    pub name: String,
+    /// Downlink trace file.
+    pub downlink: PathBuf,
+    /// Uplink trace file.
+    pub uplink: PathBuf,
+}
+
+/// One cell of the matrix.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// The link.
+    pub trace: LinkTraces,
+    /// The scheme.
+    pub scheme: Scheme,
+    /// Run index from 0.
+    pub run: u32,
+}
+
+impl RunPlan {
+    /// `runs/TRACE/SCHEME/run-K`, relative to the output directory.
+    pub fn rel_dir(&self) -> PathBuf {
+        Path::new("runs").join(&self.trace.name).join(&self.scheme.name).join(format!("run-{}", self.run))
+    }
+
+    /// A row of this run with no metrics.
+    fn empty_row(&self, status: &str, error: String) -> Row {
+        Row {
+            trace: self.trace.name.clone(),
+            scheme: self.scheme.name.clone(),
+            family: self.scheme.family.as_str().to_string(),
+            cc: self.scheme.cc.clone(),
+            underlay: self.scheme.underlay_str().to_string(),
+            mode: self.scheme.mode.as_str().to_string(),
+            run: self.run,
+            status: status.to_string(),
+            error,
+            duration_s: None,
+            capacity_mbps: None,
+            throughput_mbps: None,
+            utilization: None,
+            loss: None,
+            delay_p50_ms: None,
+            delay_p95_ms: None,
+            delay_p99_ms: None,
+            delay_mean_ms: None,
+            cpu_s: None,
+            dir: self.rel_dir().display().to_string(),
+            wall_s: None,
+            max_rss_kb: None,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// It finished, ok or failed; `result.json` is written.
+    Finished(Box<Row>),
+    /// A termination signal arrived; the emulator was stopped and nothing was recorded.
+    Interrupted,
+}
+
+/// Quotes `s` for `sh` when it holds anything but plainly safe characters.
+pub fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-./:=,@%+".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The command lines of one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commands {
+    /// `alcc link ...` as an argument vector (the program first).
+    pub link: Vec<String>,
+    /// The server's shell command (inside `link`).
+    pub server: String,
+    /// The client's shell script (inside `link`, run by `sh -c`).
+    pub client: String,
+}
+
+/// Builds the command lines of `plan` with its files in `dir`.
+pub fn commands(alcc: &Path, spec: &Spec, plan: &RunPlan, dir: &Path) -> Commands {
+    let q = |p: &Path| shell_quote(&p.display().to_string());
+    let alcc_q = q(alcc);
+    let scheme = &plan.scheme;
+    let d = spec.duration_s;
+    let rusage = dir.join("rusage.json");
+    let mut server = format!("{alcc_q} serve --port {PORT} --cc {}", shell_quote(&scheme.cc));
+    if let Some(u) = &scheme.underlay {
+        server += &format!(" --underlay {}", shell_quote(u));
+    }
+    server += &format!(" --mode {} --bytes {OFFER_BYTES}", scheme.mode.as_str());
+    if scheme.mode == RunMode::Kernel {
+        server += " --http";
+    }
+    server += &format!(
+        " --count 1 --seconds {} --telemetry {} --rusage {}",
+        d + SERVER_GRACE_S,
+        q(&dir.join("telemetry.jsonl")),
+        q(&rusage)
+    );
+    // The client's deadline ends the download: curl's 28 and timeout's 124 mean "ran to the
+    // deadline". Then it waits (up to 10 s) for the server to exit and write its rusage.
+    let (download, deadline_status) = match scheme.mode {
+        RunMode::Kernel => {
+            (format!("curl -sS -o /dev/null --max-time {d} \"http://$ALCC_SERVER:{PORT}/\""), 28)
+        }
+        mode => (format!("timeout {d} {alcc_q} get \"$ALCC_SERVER:{PORT}\" --mode {}", mode.as_str()), 124),
+    };
+    let client = format!(
+        "sleep {CLIENT_START_DELAY_S}; {download}; s=$?; [ $s -eq {deadline_status} ] && s=0; i=0; \
+         while [ ! -e {r} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; exit $s",
+        r = q(&rusage)
+    );
+    let mut link: Vec<String> = vec![alcc.display().to_string(), "link".into()];
+    let mut push = |args: &[&str]| link.extend(args.iter().map(|s| s.to_string()));
+    let (up, down) = (plan.trace.uplink.display().to_string(), plan.trace.downlink.display().to_string());
+    push(&["--uplink", &up, "--downlink", &down, "--delay", &spec.delay_ms.to_string()]);
+    if let Some(b) = spec.queue_bytes {
+        push(&["--downlink-queue", "droptail", "--downlink-queue-args", &format!("bytes={b}")]);
+    }
+    if let Some(b) = spec.uplink_queue_bytes.or(spec.queue_bytes) {
+        push(&["--uplink-queue", "droptail", "--uplink-queue-args", &format!("bytes={b}")]);
+    }
+    if spec.loss > 0.0 {
+        push(&["--downlink-loss", &spec.loss.to_string()]);
+    }
+    let log = dir.join("downlink.log").display().to_string();
+    push(&[
+        "--seed",
+        &plan.run.to_string(),
+        "--downlink-log",
+        &log,
+        "--server",
+        &server,
+        "--",
+        "sh",
+        "-c",
+        &client,
+    ]);
+    Commands { link, server, client }
+}
+
+/// The last lines of the run's output that say something (the emulator's own summary lines
+/// left out), joined, at most 600 characters.
+fn output_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with("alcc link: uplink:")
+                && !l.starts_with("alcc link: downlink:")
+                && !l.contains("listening")
+        })
+        .collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    let chars: Vec<char> = tail.chars().collect();
+    chars[chars.len().saturating_sub(600)..].iter().collect()
+}
+
+/// How the emulator child ended.
+enum Wait {
+    Exited(ExitStatus),
+    TimedOut,
+    Interrupted,
+}
+
+/// Waits for `child`, forwarding a caught termination signal to it and stopping it after
+/// `limit`; in both cases it is given [`STOP_GRACE`] to clean up, then killed.
+fn wait_child(child: &mut Child, limit: Duration) -> Result<Wait> {
+    let start = Instant::now();
+    let mut stopping: Option<(Instant, bool)> = None;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(match stopping {
+                Some((_, true)) => Wait::Interrupted,
+                Some((_, false)) => Wait::TimedOut,
+                None => Wait::Exited(status),
+            });
+        }
+        match stopping {
+            None if sys::caught().is_some() => {
+                let _ = sys::kill(child.id(), libc::SIGINT);
+                stopping = Some((Instant::now(), true));
+            }
+            None if start.elapsed() > limit => {
+                let _ = sys::kill(child.id(), libc::SIGTERM);
+                stopping = Some((Instant::now(), false));
+            }
+            Some((since, _)) if since.elapsed() > STOP_GRACE => {
+                let _ = child.kill();
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs `plan` in `out/plan.rel_dir()` (made afresh), writing its files and, last,
+/// `result.json`.
+pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outcome> {
+    let dir = out.join(plan.rel_dir());
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("{}: cannot remove", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    if sys::caught().is_some() {
+        return Ok(Outcome::Interrupted);
+    }
+    let cmds = commands(alcc, spec, plan, &dir);
+    let link_line: Vec<String> = cmds.link.iter().map(|a| shell_quote(a)).collect();
+    let text = format!("{}\n{}\nsh -c {}\n", link_line.join(" "), cmds.server, shell_quote(&cmds.client));
+    std::fs::write(dir.join("commands.txt"), text).context("writing commands.txt")?;
+    let stderr_path = dir.join("stderr.log");
+    let log_file = File::create(&stderr_path).context("creating stderr.log")?;
+    let start = Instant::now();
+    let mut child = Command::new(&cmds.link[0])
+        .args(&cmds.link[1..])
+        .stdin(Stdio::null())
+        // Errors, not backtraces, make the `error` column.
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .stdout(log_file.try_clone().context("stderr.log")?)
+        .stderr(log_file)
+        .spawn()
+        .with_context(|| format!("starting {}", cmds.link[0]))?;
+    let limit = Duration::from_secs_f64(spec.duration_s + CLIENT_START_DELAY_S + TIMEOUT_MARGIN_S);
+    let waited = wait_child(&mut child, limit)?;
+    let wall_s = start.elapsed().as_secs_f64();
+    let failure = match waited {
+        Wait::Interrupted => return Ok(Outcome::Interrupted),
+        Wait::TimedOut => Some(format!(
+            "timed out: stopped after {:.0} s (a run takes about {} s): {}",
+            wall_s,
+            spec.duration_s,
+            output_tail(&stderr_path)
+        )),
+        Wait::Exited(status) if !status.success() => {
+            Some(format!("alcc link: {status}: {}", output_tail(&stderr_path)))
+        }
+        Wait::Exited(_) => None,
+    };
+    let mut row = match failure {
+        Some(error) => plan.empty_row(FAILED, error),
+        None => match analysis::analyze_run(&dir) {
+            Err(e) => plan.empty_row(FAILED, format!("analysing downlink.log: {e:#}")),
+            Ok(s) if s.packets_departed == 0 => plan
+                .empty_row(FAILED, format!("no packet crossed the downlink: {}", output_tail(&stderr_path))),
+            Ok(s) => Row {
+                duration_s: Some(s.duration_s),
+                capacity_mbps: Some(s.capacity_mbps),
+                throughput_mbps: Some(s.throughput_mbps),
+                utilization: Some(s.utilization),
+                loss: Some(s.loss),
+                delay_p50_ms: s.delay_p50_ms,
+                delay_p95_ms: s.delay_p95_ms,
+                delay_p99_ms: s.delay_p99_ms,
+                delay_mean_ms: s.delay_mean_ms,
+                ..plan.empty_row(OK, String::new())
+            },
+        },
+    };
+    row.wall_s = Some(wall_s);
+    if let Some(r) = read_rusage(&dir.join("rusage.json")) {
+        row.cpu_s = Some(r.cpu_s);
+        row.max_rss_kb = Some(r.max_rss_kb);
+    }
+    let text = serde_json::to_string_pretty(&row)? + "\n";
+    super::table::write_atomic(&dir.join("result.json"), text.as_bytes())?;
+    Ok(Outcome::Finished(Box::new(row)))
+}
+
+fn read_rusage(path: &Path) -> Option<RusageReport> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(scheme: &str) -> RunPlan {
+        RunPlan {
+            trace: LinkTraces { name: "t".into(), downlink: "/tr/down".into(), uplink: "/tr/up".into() },
+            scheme: Scheme::parse(scheme).unwrap(),
+            run: 2,
+        }
+    }
+
+    fn spec() -> Spec {
+        Spec::parse(
+            "t",
+            "name = \"x\"\nduration_s = 20\nqueue_bytes = 2000000\ndelay_ms = 10\nschemes = [\"tcp-cubic\"]\n\
+             [[traces]]\nname = \"t\"\npath = \"/tr/down\"\n",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("/a/b-c.d"), "/a/b-c.d");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn plain_tcp_is_served_without_controller_to_curl() {
+        let p = plan("tcp-reno");
+        assert_eq!(p.rel_dir(), PathBuf::from("runs/t/tcp-reno/run-2"));
+        let c = commands(Path::new("/bin/alcc"), &spec(), &p, Path::new("/o/d"));
+        assert_eq!(
+            c.server,
+            "/bin/alcc serve --port 9000 --cc none --underlay reno --mode kernel --bytes 100000000000 --http \
+             --count 1 --seconds 22 --telemetry /o/d/telemetry.jsonl --rusage /o/d/rusage.json"
+        );
+        assert!(
+            c.client.contains("curl -sS -o /dev/null --max-time 20 \"http://$ALCC_SERVER:9000/\""),
+            "{}",
+            c.client
+        );
+        assert!(c.client.contains("[ $s -eq 28 ] && s=0"));
+        let link = c.link.join(" ");
+        assert!(link.starts_with("/bin/alcc link --uplink /tr/up --downlink /tr/down --delay 10"), "{link}");
+        assert!(link.contains("--downlink-queue droptail --downlink-queue-args bytes=2000000"));
+        assert!(link.contains("--uplink-queue droptail --uplink-queue-args bytes=2000000"));
+        assert!(!link.contains("--downlink-loss"));
+        assert!(link.contains("--seed 2 --downlink-log /o/d/downlink.log --server"));
+        assert_eq!(&c.link[c.link.len() - 3..c.link.len() - 1], ["sh", "-c"]);
+    }
+
+    #[test]
+    fn sprout_is_framed_and_native_is_udp_with_alcc_get() {
+        let c = commands(Path::new("/bin/alcc"), &spec(), &plan("alcc-sprout"), Path::new("/d"));
+        assert!(c.server.contains("--cc sprout --underlay cubic --mode framed --bytes"), "{}", c.server);
+        assert!(!c.server.contains("--http"));
+        assert!(
+            c.client.contains("timeout 20 /bin/alcc get \"$ALCC_SERVER:9000\" --mode framed"),
+            "{}",
+            c.client
+        );
+        assert!(c.client.contains("[ $s -eq 124 ] && s=0"));
+        let c = commands(Path::new("/bin/alcc"), &spec(), &plan("native-copa"), Path::new("/d"));
+        assert!(c.server.contains("--cc copa --mode udp"), "{}", c.server);
+        assert!(c.client.contains("--mode udp"));
+    }
+
+    #[test]
+    fn a_child_past_its_limit_is_stopped_and_reaped() {
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        let start = Instant::now();
+        let waited = wait_child(&mut child, Duration::from_millis(200)).unwrap();
+        assert!(matches!(waited, Wait::TimedOut));
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert!(child.try_wait().unwrap().is_some(), "reaped");
+        let mut child = Command::new("sh").args(["-c", "exit 3"]).spawn().unwrap();
+        match wait_child(&mut child, Duration::from_secs(10)).unwrap() {
+            Wait::Exited(status) => assert_eq!(status.code(), Some(3)),
+            _ => panic!("sh exited by itself"),
+        }
+    }
+
+    #[test]
+    fn the_tail_skips_the_emulators_summary() {
+        let dir = std::env::temp_dir().join(format!("alcc-exp-tail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("err");
+        std::fs::write(
+            &f,
+            "alcc serve: listening on 0.0.0.0:9000\nError: unknown controller `x`\ncurl: (7) refused\n\
+             alcc link: uplink: 3 packets\nalcc link: downlink: 0 packets\n",
+        )
+        .unwrap();
+        let t = output_tail(&f);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(t, "Error: unknown controller `x` | curl: (7) refused");
+    }
+}

@@ -1,0 +1,303 @@
+//! The results table: one [`Row`] per run, written as `results.csv` and `results.json`, and
+//! the scheme x trace medians printed at the end of a sweep.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// The columns of `results.csv`, in order (docs/experiment-format.md; never rename, only add
+/// at the end).
+pub const CSV_HEADER: &[&str] = &[
+    "trace",
+    "scheme",
+    "family",
+    "cc",
+    "underlay",
+    "mode",
+    "run",
+    "status",
+    "error",
+    "duration_s",
+    "capacity_mbps",
+    "throughput_mbps",
+    "utilization",
+    "loss",
+    "delay_p50_ms",
+    "delay_p95_ms",
+    "delay_p99_ms",
+    "delay_mean_ms",
+    "cpu_s",
+    "dir",
+    "wall_s",
+    "max_rss_kb",
+];
+
+/// `ok` or `failed`.
+pub const OK: &str = "ok";
+/// See [`OK`].
+pub const FAILED: &str = "failed";
+
+/// One run's result (also the run directory's `result.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Trace name.
+    pub trace: String,
+    /// Scheme as written in the spec.
+    pub scheme: String,
+    /// tcp, alcc or native.
+    pub family: String,
+    /// Controller spec, `none` for plain TCP.
+    pub cc: String,
+    /// Kernel CC under it, empty for native.
+    pub underlay: String,
+    /// kernel, framed or udp.
+    pub mode: String,
+    /// Run index from 0.
+    pub run: u32,
+    /// `ok` or `failed`.
+    pub status: String,
+    /// Why the run failed (empty when ok).
+    pub error: String,
+    /// Span of the downlink log, seconds.
+    pub duration_s: Option<f64>,
+    /// Mean capacity of the link over the log, Mbit/s.
+    pub capacity_mbps: Option<f64>,
+    /// Bytes departed over the log's span, Mbit/s.
+    pub throughput_mbps: Option<f64>,
+    /// Throughput over capacity.
+    pub utilization: Option<f64>,
+    /// Fraction of packets that never departed (queue drops and random loss).
+    pub loss: Option<f64>,
+    /// One-way delay percentiles and mean, ms (propagation included).
+    pub delay_p50_ms: Option<f64>,
+    /// See `delay_p50_ms`.
+    pub delay_p95_ms: Option<f64>,
+    /// See `delay_p50_ms`.
+    pub delay_p99_ms: Option<f64>,
+    /// See `delay_p50_ms`.
+    pub delay_mean_ms: Option<f64>,
+    /// CPU time (user + system) of the sender process, seconds.
+    pub cpu_s: Option<f64>,
+    /// The run directory relative to the output directory.
+    pub dir: String,
+    /// Wall time of the whole run (emulator start to end), seconds.
+    pub wall_s: Option<f64>,
+    /// Peak resident memory of the sender, KiB.
+    pub max_rss_kb: Option<u64>,
+}
+
+impl Row {
+    /// Whether the run completed.
+    pub fn is_ok(&self) -> bool {
+        self.status == OK
+    }
+
+    /// The row's cells in [`CSV_HEADER`] order, unquoted.
+    pub fn cells(&self) -> Vec<String> {
+        let f = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+        vec![
+            self.trace.clone(),
+            self.scheme.clone(),
+            self.family.clone(),
+            self.cc.clone(),
+            self.underlay.clone(),
+            self.mode.clone(),
+            self.run.to_string(),
+            self.status.clone(),
+            self.error.clone(),
+            f(self.duration_s),
+            f(self.capacity_mbps),
+            f(self.throughput_mbps),
+            f(self.utilization),
+            f(self.loss),
+            f(self.delay_p50_ms),
+            f(self.delay_p95_ms),
+            f(self.delay_p99_ms),
+            f(self.delay_mean_ms),
+            f(self.cpu_s),
+            self.dir.clone(),
+            f(self.wall_s),
+            self.max_rss_kb.map(|v| v.to_string()).unwrap_or_default(),
+        ]
+    }
+}
+
+/// One CSV cell (RFC 4180): quoted when it holds a comma, quote, CR or LF; quotes doubled.
+pub fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The whole CSV text: header, then one line per row.
+pub fn to_csv(rows: &[Row]) -> String {
+    let mut out = CSV_HEADER.join(",");
+    out.push('\n');
+    for r in rows {
+        let cells: Vec<String> = r.cells().iter().map(|c| csv_cell(c)).collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes `results.csv` and `results.json` into `out`.
+pub fn write_tables(
+    out: &Path,
+    name: &str,
+    quick: bool,
+    spec: &serde_json::Value,
+    rows: &[Row],
+) -> Result<()> {
+    let csv = out.join("results.csv");
+    write_atomic(&csv, to_csv(rows).as_bytes())?;
+    let json = serde_json::json!({ "name": name, "quick": quick, "spec": spec, "runs": rows });
+    let text = serde_json::to_string_pretty(&json)? + "\n";
+    write_atomic(&out.join("results.json"), text.as_bytes())
+}
+
+/// Writes `path` through a temporary file and a rename, so that a reader never sees half.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("{}: cannot write", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("{}: cannot rename to {}", tmp.display(), path.display()))
+}
+
+/// The median of some values (mean of the middle two for an even count).
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+/// The end-of-sweep table: per trace and scheme (in first-seen order), the runs ok of all,
+/// and the medians over ok runs of throughput, p95 delay and sender CPU.
+pub fn medians_table(rows: &[Row]) -> String {
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut groups: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
+    for r in rows {
+        let key = (r.trace.clone(), r.scheme.clone());
+        if !groups.contains_key(&key) {
+            order.push(key.clone());
+        }
+        groups.entry(key).or_default().push(r);
+    }
+    let cell = |v: Option<f64>, p: usize| v.map(|x| format!("{x:.p$}")).unwrap_or_else(|| "-".into());
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<16} {:<22} {:>5} {:>10} {:>10} {:>10} {:>8}",
+        "trace", "scheme", "ok", "Mbit/s", "util", "p95 ms", "CPU s"
+    );
+    for key in order {
+        let g = &groups[&key];
+        let ok: Vec<&&Row> = g.iter().filter(|r| r.is_ok()).collect();
+        let med = |f: fn(&Row) -> Option<f64>| median(ok.iter().filter_map(|r| f(r)).collect());
+        let _ = writeln!(
+            out,
+            "{:<16} {:<22} {:>5} {:>10} {:>10} {:>10} {:>8}",
+            key.0,
+            key.1,
+            format!("{}/{}", ok.len(), g.len()),
+            cell(med(|r| r.throughput_mbps), 2),
+            cell(med(|r| r.utilization), 3),
+            cell(med(|r| r.delay_p95_ms), 1),
+            cell(med(|r| r.cpu_s), 2),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn row(scheme: &str, run: u32, status: &str, tput: Option<f64>) -> Row {
+        Row {
+            trace: "t".into(),
+            scheme: scheme.into(),
+            family: "alcc".into(),
+            cc: "copa".into(),
+            underlay: "cubic".into(),
+            mode: "kernel".into(),
+            run,
+            status: status.into(),
+            error: String::new(),
+            duration_s: tput.map(|_| 20.0),
+            capacity_mbps: tput.map(|_| 10.0),
+            throughput_mbps: tput,
+            utilization: tput.map(|t| t / 10.0),
+            loss: tput.map(|_| 0.0),
+            delay_p50_ms: tput.map(|_| 20.0),
+            delay_p95_ms: tput.map(|t| 10.0 * t),
+            delay_p99_ms: tput.map(|_| 90.0),
+            delay_mean_ms: tput.map(|_| 25.0),
+            cpu_s: tput.map(|_| 0.5),
+            dir: format!("runs/t/{scheme}/run-{run}"),
+            wall_s: Some(21.0),
+            max_rss_kb: None,
+        }
+    }
+
+    #[test]
+    fn cells_are_quoted_only_when_needed() {
+        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(csv_cell("a,b"), "\"a,b\"");
+        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_cell("line1\nline2"), "\"line1\nline2\"");
+        assert_eq!(csv_cell(""), "");
+    }
+
+    #[test]
+    fn csv_has_the_contract_header_and_empty_cells_for_failed_runs() {
+        let mut failed = row("alcc-x", 0, FAILED, None);
+        failed.error = "exit status 1: \"bad\", really".into();
+        let csv = to_csv(&[row("alcc-copa", 1, OK, Some(8.5)), failed]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].starts_with(
+            "trace,scheme,family,cc,underlay,mode,run,status,error,duration_s,capacity_mbps,throughput_mbps,\
+             utilization,loss,delay_p50_ms,delay_p95_ms,delay_p99_ms,delay_mean_ms,cpu_s,dir"
+        ));
+        assert_eq!(lines[1], "t,alcc-copa,alcc,copa,cubic,kernel,1,ok,,20,10,8.5,0.85,0,20,85,90,25,0.5,runs/t/alcc-copa/run-1,21,");
+        assert_eq!(
+            lines[2],
+            "t,alcc-x,alcc,copa,cubic,kernel,0,failed,\"exit status 1: \"\"bad\"\", really\",,,,,,,,,,,runs/t/alcc-x/run-0,21,"
+        );
+        assert_eq!(lines[1].split(',').count(), CSV_HEADER.len());
+    }
+
+    #[test]
+    fn result_json_round_trips() {
+        let r = row("alcc-copa", 2, OK, Some(3.25));
+        let back: Row = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(r, back);
+    }
+
+    #[test]
+    fn medians_over_ok_runs() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(vec![]), None);
+        let rows = [
+            row("a", 0, OK, Some(1.0)),
+            row("a", 1, OK, Some(3.0)),
+            row("a", 2, FAILED, None),
+            row("b", 0, FAILED, None),
+        ];
+        let t = medians_table(&rows);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 3, "{t}");
+        assert!(lines[1].contains("2/3") && lines[1].contains("2.00") && lines[1].contains("20.0"), "{t}");
+        assert!(lines[2].contains("0/1") && lines[2].contains(" -"), "{t}");
+    }
+}

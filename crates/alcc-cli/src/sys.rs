@@ -1,0 +1,89 @@
+//! The command's only unsafe code: getrusage, signal dispositions and kill(2).
+
+use std::io;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// Resource usage of this process (all its threads), as getrusage(2) reports it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Usage {
+    /// CPU time in user mode, seconds.
+    pub user_s: f64,
+    /// CPU time in the kernel on the process's behalf, seconds.
+    pub system_s: f64,
+    /// Peak resident set size, KiB.
+    pub max_rss_kb: u64,
+}
+
+fn seconds(t: libc::timeval) -> f64 {
+    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
+}
+
+/// getrusage(RUSAGE_SELF).
+pub fn usage_self() -> io::Result<Usage> {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `ru` is a valid, writable rusage struct; getrusage only writes into it.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: getrusage succeeded, so it filled the struct (which was zeroed anyway).
+    let ru = unsafe { ru.assume_init() };
+    Ok(Usage {
+        user_s: seconds(ru.ru_utime),
+        system_s: seconds(ru.ru_stime),
+        max_rss_kb: u64::try_from(ru.ru_maxrss).unwrap_or(0),
+    })
+}
+
+/// The last termination signal caught by [`catch_termination`] (0 = none).
+static CAUGHT: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn remember(sig: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    CAUGHT.store(sig, Ordering::SeqCst);
+}
+
+/// Makes SIGINT, SIGTERM and SIGHUP set a flag (read with [`caught`]) instead of ending the
+/// process. System calls interrupted by them are restarted.
+pub fn catch_termination() -> io::Result<()> {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction is a valid value; we set the handler, an empty mask and
+        // SA_RESTART, and `remember` only performs an atomic store.
+        let rc = unsafe {
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = remember as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            act.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut act.sa_mask);
+            libc::sigaction(sig, &act, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The termination signal caught since [`catch_termination`], if any.
+pub fn caught() -> Option<i32> {
+    match CAUGHT.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// Sends `sig` to process `pid`.
+pub fn kill(pid: u32, sig: i32) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours.
+    let rc = unsafe { libc::kill(pid, sig) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether the process runs as root (effective user id 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    unsafe { libc::geteuid() == 0 }
+}

@@ -1,0 +1,291 @@
+//! `alcc experiment run` over the real emulator (root only; skipped with a message otherwise):
+//!
+//! - a tiny sweep with a scheme whose controller does not exist: that run is recorded failed
+//!   with its error, the others complete, every run directory holds its files, the tables
+//!   agree, and a rerun resumes (complete runs skipped, the failed one rerun);
+//! - SIGINT in the middle of a sweep: exit 130, the partial run removed, no namespace or
+//!   process of the sweep left, and a rerun completes only what is missing.
+//!
+//! Scratch directories are removed on drop, also when an assertion fails.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+mod common;
+use common::TmpDir;
+
+const ALCC: &str = env!("CARGO_BIN_EXE_alcc");
+
+/// One emulator at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn skip_reason() -> Option<&'static str> {
+    let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    let curl = Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !root {
+        Some("the emulator needs root")
+    } else if !curl {
+        Some("curl is not installed")
+    } else {
+        None
+    }
+}
+
+/// A spec over a generated constant 12 Mbit/s trace.
+fn write_spec(dir: &TmpDir, schemes: &[&str], seconds: u32) -> PathBuf {
+    let list: Vec<String> = schemes.iter().map(|s| format!("\"{s}\"")).collect();
+    let text = format!(
+        "name = \"tiny\"\nduration_s = {seconds}\nruns = 1\ndelay_ms = 10\nqueue_bytes = 500000\n\
+         schemes = [{}]\n[[traces]]\nname = \"flat\"\n\
+         generate = {{ kind = \"constant\", rate_mbps = 12, duration_s = 10 }}\n",
+        list.join(", ")
+    );
+    let path = dir.path("tiny.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn sweep(spec: &Path, out: &Path) -> Output {
+    Command::new(ALCC).args(["experiment", "run"]).arg(spec).arg("--out").arg(out).output().unwrap()
+}
+
+fn results(out: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(out.join("results.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["runs"].as_array().unwrap().clone()
+}
+
+fn mtime(p: &Path) -> SystemTime {
+    std::fs::metadata(p).unwrap().modified().unwrap()
+}
+
+#[test]
+fn a_sweep_records_failures_and_resumes() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _guard = serial();
+    let dir = TmpDir::new("experiment-sweep");
+    let spec = write_spec(&dir, &["tcp-cubic", "alcc-nonexistent", "alcc-copa"], 5);
+    let out = dir.path("out");
+    let first = sweep(&spec, &out);
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert_eq!(first.status.code(), Some(1), "some runs failed: exit 1\n{stderr}");
+    assert!(stderr.contains("[3/3] flat alcc-copa run 0"), "{stderr}");
+
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("trace,scheme,family,cc,underlay,mode,run,status,error,duration_s,"));
+    assert_eq!(lines.len(), 4, "{csv}");
+    let rows = results(&out);
+    assert_eq!(rows.len(), 3);
+    let by = |s: &str| rows.iter().find(|r| r["scheme"] == s).unwrap().clone();
+    let bad = by("alcc-nonexistent");
+    assert_eq!(bad["status"], "failed");
+    assert!(bad["error"].as_str().unwrap().contains("nonexistent"), "{bad}");
+    assert!(bad["throughput_mbps"].is_null());
+    for s in ["tcp-cubic", "alcc-copa"] {
+        let r = by(s);
+        assert_eq!(r["status"], "ok", "{r}");
+        let tput = r["throughput_mbps"].as_f64().unwrap();
+        assert!(tput > 3.0 && tput < 12.5, "{s}: {tput} Mbit/s over a 12 Mbit/s link");
+        assert!(r["delay_p95_ms"].as_f64().unwrap() >= 10.0, "{r}");
+        assert!(r["cpu_s"].as_f64().unwrap() > 0.0, "{r}");
+        let run = out.join(r["dir"].as_str().unwrap());
+        assert_eq!(run, out.join(format!("runs/flat/{s}/run-0")));
+        for f in [
+            "commands.txt",
+            "downlink.log",
+            "summary.json",
+            "series.csv",
+            "delays.csv",
+            "telemetry.jsonl",
+            "rusage.json",
+            "stderr.log",
+            "result.json",
+        ] {
+            assert!(run.join(f).is_file(), "{s}: {f} missing");
+        }
+        let commands = std::fs::read_to_string(run.join("commands.txt")).unwrap();
+        assert_eq!(commands.lines().count(), 3, "{commands}");
+        assert!(commands.lines().nth(1).unwrap().contains("serve --port 9000"), "{commands}");
+        let series = std::fs::read_to_string(run.join("series.csv")).unwrap();
+        assert!(series.starts_with("start_s,capacity_mbps,throughput_mbps,sent_mbps,delay_p50_ms"));
+        assert!(series.lines().count() >= 10, "5 s in 500 ms bins");
+        let delays = std::fs::read_to_string(run.join("delays.csv")).unwrap();
+        assert!(delays.starts_with("t_s,delay_ms\n") && delays.lines().count() > 1000);
+    }
+    assert!(out.join("spec.toml").is_file() && out.join("traces/flat.trace").is_file());
+
+    // Rerun: the two complete runs are skipped (their files untouched), the failed one rerun.
+    let copa = out.join("runs/flat/alcc-copa/run-0/result.json");
+    let before = mtime(&copa);
+    let second = sweep(&spec, &out);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("2 of 3 runs already complete"), "{stderr}");
+    assert!(stderr.contains("[2/3] flat alcc-nonexistent") && !stderr.contains("[1/3]"), "{stderr}");
+    assert_eq!(mtime(&copa), before);
+    assert_eq!(results(&out).len(), 3);
+
+    // Another spec into the same directory is refused.
+    let other = write_spec(&dir, &["tcp-cubic"], 6);
+    let third = sweep(&other, &out);
+    assert!(!third.status.success());
+    assert!(String::from_utf8_lossy(&third.stderr).contains("different experiment"));
+}
+
+/// Pids of processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if pid == std::process::id() {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(needle) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+fn namespaces() -> String {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Kills the sweep if the test fails before it ends.
+struct Reaper(Child);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = Command::new("kill").args(["-INT", &self.0.id().to_string()]).status();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+#[test]
+fn sigint_stops_cleanly_and_the_rerun_resumes() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _guard = serial();
+    let dir = TmpDir::new("experiment-sigint");
+    let spec = write_spec(&dir, &["tcp-cubic", "alcc-copa"], 6);
+    let out = dir.path("out");
+    let child = Command::new(ALCC)
+        .args(["experiment", "run"])
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut sweep_proc = Reaper(child);
+    // Wait for the first run to complete and the second to be under way.
+    let first = out.join("runs/flat/tcp-cubic/run-0/result.json");
+    let second_dir = out.join("runs/flat/alcc-copa/run-0");
+    let start = Instant::now();
+    while !(first.exists() && second_dir.join("commands.txt").exists()) {
+        assert!(start.elapsed() < Duration::from_secs(60), "the sweep did not reach its second run");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let needle = out.display().to_string();
+    let link_pids: Vec<u32> =
+        processes_mentioning(&needle).into_iter().filter(|p| *p != sweep_proc.0.id()).collect();
+    assert!(!link_pids.is_empty(), "the second run's processes are running");
+    let status = Command::new("kill").args(["-INT", &sweep_proc.0.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let start = Instant::now();
+    let code = loop {
+        if let Some(s) = sweep_proc.0.try_wait().unwrap() {
+            break s.code();
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "the sweep did not stop after SIGINT");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(code, Some(130));
+    assert!(processes_mentioning(&needle).is_empty(), "processes left: {:?}", processes_mentioning(&needle));
+    let ns = namespaces();
+    for pid in &link_pids {
+        assert!(!ns.contains(&format!("alcc-{pid}-")), "namespaces left: {ns}");
+    }
+    assert!(!second_dir.exists(), "the partial run was removed");
+    assert!(first.exists());
+    assert_eq!(results(&out).len(), 1);
+
+    // The rerun skips the complete run and does the interrupted one.
+    let again = sweep(&spec, &out);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("1 of 2 runs already complete") && stderr.contains("[2/2] flat alcc-copa"),
+        "{stderr}"
+    );
+    let rows = results(&out);
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+}
+
+/// `experiments/paper.toml --quick`: two of the paper's traces, every scheme once for 8 s
+/// (about 3 minutes); every run completes and every alcc-X has its native-X on each trace.
+#[test]
+fn the_paper_experiment_runs_quick() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let traces =
+        std::env::var_os("ALCC_TRACE_DIR").map_or_else(|| "/work/shared/traces".into(), PathBuf::from);
+    if !traces.join("alcc-paper/CampusWalk.trace").is_file()
+        || !traces.join("alcc-paper/highwayGold.trace").is_file()
+    {
+        eprintln!(
+            "skipped: the paper's traces are not in {}/alcc-paper (set ALCC_TRACE_DIR)",
+            traces.display()
+        );
+        return;
+    }
+    let _guard = serial();
+    let dir = TmpDir::new("experiment-paper");
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/paper.toml");
+    let out = dir.path("out");
+    let run = Command::new(ALCC)
+        .args(["experiment", "run", "--quick"])
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    let rows = results(&out);
+    assert_eq!(rows.len(), 18, "2 traces x 9 schemes x 1 run");
+    for trace in ["CampusWalk", "highwayGold"] {
+        for cc in ["verus", "copa", "sprout"] {
+            for family in ["alcc", "native"] {
+                let r = rows.iter().find(|r| r["trace"] == trace && r["scheme"] == format!("{family}-{cc}"));
+                let r = r.unwrap_or_else(|| panic!("{trace} {family}-{cc} missing"));
+                assert!(r["throughput_mbps"].as_f64().unwrap() > 0.5, "{r}");
+            }
+        }
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(json["quick"], true);
+    assert_eq!(json["spec"]["duration_s"], 8.0);
+}
