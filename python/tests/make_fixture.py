@@ -10,12 +10,10 @@ link log and has no kernel, so these runs have ``series.csv``, ``summary.json`` 
 ``telemetry.jsonl``. A scheme listed in ``failing`` runs on a trace path that does not exist,
 so that ``alcc`` really fails and its error becomes the run's ``error``.
 
-``emulated`` (root): real downloads through ``alcc link``: ``tcp-cubic`` and ``alcc-X@cubic``
-are ``alcc serve --mode kernel`` with a ``curl`` client, ``native-X`` is ``alcc serve --mode
-udp`` with ``alcc get --mode udp``. These runs have every file, including the downlink log's
-per-packet delays and the sender's telemetry.
+Runs over the real emulator, with every file, come from the harness itself (``alcc experiment
+run``, see ``test_emulated.py``).
 
-Run as a script: ``python tests/make_fixture.py simulated|emulated OUT``.
+Run as a script: ``python tests/make_fixture.py OUT``.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ import json
 import os
 import resource
 import shlex
-import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -203,111 +200,9 @@ def build_simulated(
     return out
 
 
-def log_delays(log: Path, out: Path) -> int:
-    """Writes ``t_s,delay_ms`` of every departure in a link log to ``out``; returns the count.
-
-    Departure lines are ``T - BYTES DELAY`` (queueing delay); alcc's header
-    ``# alcc propagation delay us: N`` is added to each, ``# alcc time unit: us`` switches the
-    unit of T and DELAY from ms to us (see crates/alcc-trace/src/log.rs).
-    """
-    scale, propagation_ms, base, count = 1.0, 0.0, None, 0
-    with log.open() as src, out.open("w") as dst:
-        dst.write("t_s,delay_ms\n")
-        for line in src:
-            if line.startswith("#"):
-                text = line[1:].strip()
-                if text.startswith("alcc propagation delay us:"):
-                    propagation_ms = float(text.split(":", 1)[1]) / 1000.0
-                elif text.startswith("alcc time unit:") and text.split(":", 1)[1].strip() == "us":
-                    scale = 0.001
-                continue
-            fields = line.split()
-            if len(fields) >= 4 and fields[1] == "-":
-                t_ms = float(fields[0]) * scale
-                base = t_ms if base is None else base
-                delay = float(fields[3]) * scale + propagation_ms
-                dst.write(f"{(t_ms - base) / 1000.0:.6f},{delay:.3f}\n")
-                count += 1
-    return count
-
-
-def build_emulated(
-    out: Path, alcc: Path, schemes: list[str], seconds: int = 8, trace: Path | None = None
-) -> Path:
-    """A fixture from real downloads through ``alcc link`` (root; see the module doc)."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "traces").mkdir(exist_ok=True)
-    if trace is None:
-        trace = out / "traces" / "synthetic.trace"
-        gen = [str(alcc), "trace", "gen", "--kind", "cellular", "--seed", "1", "--duration", "30"]
-        subprocess.run([*gen, "--out", str(trace)], check=True, capture_output=True)
-    name = trace.stem
-    rows = []
-    for scheme_name in schemes:
-        scheme = Scheme(scheme_name)
-        rel = f"runs/{name}/{scheme_name}/run-0"
-        run_dir = out / rel
-        run_dir.mkdir(parents=True, exist_ok=True)
-        row = _row(name, scheme, 0, rel)
-        tel, rus = run_dir / "telemetry.jsonl", run_dir / "rusage.json"
-        serve = [str(alcc), "serve", "--port", "9000", "--cc", scheme.cc, "--bytes", "100000000000"]
-        serve += ["--telemetry", str(tel), "--count", "1"]
-        if scheme.family == "native":
-            serve += ["--mode", "udp"]
-            client = (
-                f"sleep 0.5; timeout {seconds} {alcc} get --mode udp $ALCC_SERVER:9000 >/dev/null; exit 0"
-            )
-        else:
-            serve += ["--mode", "kernel", "--underlay", scheme.underlay, "--http"]
-            client = f"sleep 0.5; curl -s -o /dev/null --max-time {seconds} http://$ALCC_SERVER:9000/; exit 0"
-        wrapped = [sys.executable, str(Path(__file__).resolve()), "rusage", str(rus), "--", *serve]
-        link = [str(alcc), "link", "--uplink", str(trace), "--downlink", str(trace), "--delay", "10"]
-        link += ["--downlink-queue", "droptail", "--downlink-queue-args", "bytes=2000000"]
-        link += ["--downlink-log", str(run_dir / "downlink.log"), "--server", shlex.join(wrapped)]
-        link += ["--", "sh", "-c", client]
-        (run_dir / "commands.txt").write_text(
-            shlex.join(link) + "\n" + shlex.join(serve) + "\n" + client + "\n"
-        )
-        done = subprocess.run(
-            ["flock", "/tmp/alcc-emu.lock", *link], capture_output=True, text=True, check=False
-        )
-        (run_dir / "stderr.log").write_text(done.stderr)
-        analyze = [str(alcc), "analyze", "--json", str(run_dir / "downlink.log"), "--series"]
-        analysed = subprocess.run([*analyze, str(run_dir / "series.csv")], capture_output=True, text=True)
-        if done.returncode == 0 and analysed.returncode == 0 and rus.is_file():
-            (run_dir / "summary.json").write_text(analysed.stdout)
-            log_delays(run_dir / "downlink.log", run_dir / "delays.csv")
-            _fill_metrics(row, json.loads(analysed.stdout), json.loads(rus.read_text())["cpu_s"])
-        else:
-            row["error"] = (done.stderr + analysed.stderr).strip() or "no rusage.json"
-        (run_dir / "result.json").write_text(json.dumps(row))
-        rows.append(row)
-    _finish(out, rows, "fixture-emulated", {"schemes": schemes, "seconds": seconds})
-    return out
-
-
-def rusage_wrapper(path: Path, command: list[str]) -> int:
-    """Runs ``command``, then writes its rusage to ``path`` (used inside ``alcc link --server``).
-
-    ``alcc link`` ends the server with SIGTERM when the client is done: the wrapper passes the
-    signal on, waits for the server and still writes the file.
-    """
-    child = subprocess.Popen(command)
-    signal.signal(signal.SIGTERM, lambda signum, frame: child.send_signal(signal.SIGTERM))
-    _, status, usage = os.wait4(child.pid, 0)
-    user, system = usage.ru_utime, usage.ru_stime
-    doc = {"user_s": user, "system_s": system, "cpu_s": user + system, "max_rss_kb": usage.ru_maxrss}
-    path.write_text(json.dumps(doc))
-    return os.waitstatus_to_exitcode(status)
-
-
 def main() -> int:
-    """``make_fixture.py simulated|emulated OUT`` or ``make_fixture.py rusage FILE -- CMD...``."""
-    if len(sys.argv) > 2 and sys.argv[1] == "rusage":
-        separator = sys.argv.index("--")
-        return rusage_wrapper(Path(sys.argv[2]), sys.argv[separator + 1 :])
+    """``make_fixture.py OUT``: a simulated fixture with four schemes, three runs each."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("kind", choices=["simulated", "emulated"])
     parser.add_argument("out", type=Path)
     args = parser.parse_args()
     alcc = alcc_binary()
@@ -317,12 +212,9 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
-    if args.kind == "simulated":
-        build_simulated(
-            args.out, alcc, ["tcp-cubic", "alcc-copa@cubic", "native-copa", "alcc-verus@cubic"], runs=3
-        )
-    else:
-        build_emulated(args.out, alcc, ["tcp-cubic", "alcc-copa@cubic", "native-copa"])
+    build_simulated(
+        args.out, alcc, ["tcp-cubic", "alcc-copa@cubic", "native-copa", "alcc-verus@cubic"], runs=3
+    )
     print(args.out)
     return 0
 
