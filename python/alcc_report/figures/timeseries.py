@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
 from alcc_report.figures.common import Figure, Palette, new_figure, safe_key, to_png
 from alcc_report.samples import RunFiles
@@ -51,6 +52,9 @@ def draw(files: RunFiles, palette: Palette) -> list[Figure]:
         top.legend(loc="upper right", fontsize="small", ncols=2)
         top.set_title(f"{trace}: throughput and delay over time (run {', '.join(_run_labels(loaded))})")
         bottom.set_yscale("log")
+        bottom.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        bottom.yaxis.set_major_formatter(ScalarFormatter())
+        bottom.yaxis.set_minor_formatter(NullFormatter())
         bottom.set_ylabel("one-way delay, bin median (ms)")
         bottom.set_xlabel("time (s)")
         bottom.grid(True, which="both", alpha=0.3)
