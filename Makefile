@@ -13,15 +13,22 @@ build: setup
 lint: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	.venv/bin/ruff check python
+	.venv/bin/ruff format --check python
 
 # The 1000-flow test needs about three descriptors per flow.
+# Then the report's tests (one runs a short experiment through the emulator) and the paper's
+# experiment in its --quick form, rendered in headless Chromium.
 test: lint
 	ulimit -n "$$(ulimit -Hn)"; $(CARGO) test --workspace --release
+	.venv/bin/python -m pytest -q python/tests
+	./scripts/test-paper-quick.sh
 
 bench: setup
 	$(CARGO) bench --workspace
 
-# The main job: the controllers against CUBIC on the project's synthetic cellular trace.
+# The main job: alcc's controllers against plain CUBIC through the emulator on the project's
+# synthetic cellular trace (experiments/demo.toml), the table and report.html.
 demo: build
 	./scripts/demo.sh
 

@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
-# The main job: what alcc's controllers do to delay and throughput against CUBIC, on the
-# project's own synthetic cellular trace. It
-#   1. generates the default trace (alcc trace gen --kind cellular --seed 1),
-#   2. simulates every controller over it (2 MB buffer, 10 ms one-way delay, 60 s),
-#   3. as root, also runs a real download through the trace-driven emulator: plain kernel CUBIC
-#      against `alcc serve --cc copa` over kernel CUBIC, both fetched by an unmodified curl.
-# Usage: scripts/demo.sh [OUT_DIR]   (default out/demo)
+# The main job: what alcc does to delay and throughput against plain TCP, on the project's own
+# synthetic cellular trace.
+#   As root: `alcc experiment run experiments/demo.toml` (real downloads through the
+#   trace-driven emulator: plain kernel CUBIC fetched by curl, alcc's Copa, Verus and Sprout over
+#   kernel CUBIC, native Copa over UDP), then `alcc-report` writes report.html and report.md.
+#   Not root (no network namespaces): the same comparison in the simulator only.
+# Usage: scripts/demo.sh [OUT_DIR]   (default results/demo-DATE-TIME; an existing OUT_DIR with
+# the same spec resumes, skipping complete runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out="${1:-out/demo}"
+out="${1:-results/demo-$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$out"
 alcc=target/release/alcc
+
+if [ "$(id -u)" -eq 0 ]; then
+  start=$(date +%s)
+  status=0
+  "$alcc" experiment run experiments/demo.toml --out "$out" || status=$?
+  if [ "$status" -ne 0 ] && [ "$status" -ne 1 ]; then exit "$status"; fi
+  .venv/bin/alcc-report "$out" --check-render --screenshot "$out/report.png"
+  echo
+  echo "experiment and report took $(($(date +%s) - start)) s; results in $out/"
+  echo "report: $PWD/$out/report.html"
+  exit "$status"
+fi
+
+echo "(not root: the emulated experiment needs network namespaces; showing the simulator only)"
 
 "$alcc" trace gen --kind cellular --seed 1 --duration 60 --out "$out/cellular.trace"
 echo "trace: $out/cellular.trace"
@@ -35,22 +50,5 @@ for cc in cubic reno copa verus:r=2 verus sprout; do
   row "$cc" "$out/sim-${cc//[:=]/_}.json"
 done
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo
-  echo "(not root: skipping the emulated downloads, which need network namespaces)"
-  exit 0
-fi
-echo
-echo "== emulated: curl downloads for 20 s through the same trace (kernel TCP, real sockets)"
-header scheme
-for cc in none copa; do
-  name=$([ "$cc" = none ] && echo "tcp-cubic" || echo "alcc-$cc")
-  "$alcc" link --uplink "$out/cellular.trace" --downlink "$out/cellular.trace" --delay 10 \
-    --downlink-queue droptail --downlink-queue-args bytes=2000000 --downlink-log "$out/$name.log" \
-    --server "$alcc serve --port 9000 --cc $cc --underlay cubic --bytes 100000000000 --http --telemetry $out/$name.telemetry.jsonl" \
-    -- sh -c 'sleep 0.5; curl -s -o /dev/null --max-time 20 "http://$ALCC_SERVER:9000/" || true' >/dev/null 2>&1
-  "$alcc" analyze --json "$out/$name.log" >"$out/$name.json"
-  row "$name" "$out/$name.json"
-done
 echo
 echo "results in $out/"

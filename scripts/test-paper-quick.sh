@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# CI's end-to-end check of the harness and the report: `experiments/paper.toml --quick` (the
+# paper's CampusWalk and highwayGold traces, every scheme once for 8 s, about 3 minutes), then
+# `alcc-report` with the headless-Chromium render check and a screenshot.
+# Skips with a message when not root (the emulator needs namespaces) or when the paper's traces
+# are absent ($ALCC_TRACE_DIR/alcc-paper). Output: target/paper-quick/ (report.html, report.png).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+traces="${ALCC_TRACE_DIR:-../shared/traces}/alcc-paper"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "test-paper-quick: skipped: not root (the emulator needs network namespaces)"
+  exit 0
+fi
+if [ ! -f "$traces/CampusWalk.trace" ] || [ ! -f "$traces/highwayGold.trace" ]; then
+  echo "test-paper-quick: skipped: the paper's traces are not in $traces (set ALCC_TRACE_DIR)"
+  exit 0
+fi
+out=target/paper-quick
+target/release/alcc experiment run experiments/paper.toml --quick --out "$out" --force
+.venv/bin/alcc-report "$out" --check-render --screenshot "$out/report.png"
+# Every scheme ran on both traces, and each alcc-X has its native-X beside it.
+.venv/bin/python - "$out/results.json" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 18, f"expected 2 traces x 9 schemes, got {len(runs)} runs"
+bad = [r for r in runs if r["status"] != "ok"]
+assert not bad, f"failed runs: {bad}"
+for trace in ("CampusWalk", "highwayGold"):
+    for cc in ("verus", "copa", "sprout"):
+        for family in ("alcc", "native"):
+            row = [r for r in runs if r["trace"] == trace and r["scheme"] == f"{family}-{cc}"]
+            assert row and row[0]["throughput_mbps"] > 0.5, f"{trace} {family}-{cc}: {row}"
+print("test-paper-quick: 18 runs ok, report rendered:", sys.argv[1].replace("results.json", "report.html"))
+PY
