@@ -456,6 +456,13 @@ path = "/t/third.trace"
         let demo = Spec::parse("demo.toml", include_str!("../../../../experiments/demo.toml")).unwrap();
         assert!(demo.traces.iter().all(|t| t.generate.is_some()));
         assert!(demo.parsed_schemes().iter().all(|s| s.known_cc));
+        let flavors =
+            Spec::parse("flavors.toml", include_str!("../../../../experiments/flavors.toml")).unwrap();
+        assert!(flavors.parsed_schemes().iter().all(|s| s.known_cc));
+        assert_eq!(flavors.schemes.iter().filter(|s| s.contains('@')).count(), 6);
+        let loss = Spec::parse("loss.toml", include_str!("../../../../experiments/loss.toml")).unwrap();
+        assert_eq!(loss.loss, 0.01);
+        assert!(loss.traces[0].uplink.is_some());
     }
 
     #[test]
