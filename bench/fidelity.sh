@@ -20,6 +20,8 @@
 #   --seconds N   length of each download (default 30)
 #   --traces L    trace names (default CampusWalk,highwayGold,rapidGold)
 #   --pairs L     which pairs (default copa,verus,sprout)
+#   --resume      keep runs whose result (TAG.json) is already in ALCC_BENCH_OUT (an interrupted
+#                 run, or cells a change did not touch copied from an earlier run)
 # Environment: ALCC_TRACE_DIR (default /work/shared/traces), ALCC_BENCH_OUT (keep logs, JSON and
 # telemetry there; default a temporary directory removed at exit), SERVE_ARGS (extra arguments
 # for `alcc serve`, e.g. for a targeted experiment), ALCC_BIN (use this `alcc` binary instead of
@@ -32,6 +34,7 @@ runs=3
 quick=0
 trace_names="CampusWalk,highwayGold,rapidGold"
 pairs="copa,verus,sprout"
+resume=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; secs=10; runs=1 ;;
@@ -39,7 +42,8 @@ while [ $# -gt 0 ]; do
     --seconds) secs="$2"; shift ;;
     --traces) trace_names="$2"; shift ;;
     --pairs) pairs="$2"; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --resume) resume=1 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -127,7 +131,9 @@ for run in $(seq 1 "$runs"); do
     for cell in "${cells[@]}"; do
       cc="${cell%%:*}" mode="${cell##*:}"
       tag="$name-$cc-$mode-$run"
-      run_cell "$trace" "$cc" "$mode" "$tag"
+      if [ "$resume" -eq 0 ] || [ ! -s "$out/$tag.json" ]; then
+        run_cell "$trace" "$cc" "$mode" "$tag"
+      fi
       printf '%-12s %-7s %-7s run %d: %7.2f Mbit/s  p95 %7.1f ms\n' "$name" "$cc" "$mode" "$run" \
         "$(jq -r .throughput_mbps "$out/$tag.json")" "$(jq -r .delay_p95_ms "$out/$tag.json")"
     done
