@@ -7,7 +7,11 @@
 //! - by time threshold: a later packet acknowledged and `9/8 x max(srtt, latest RTT)` elapsed
 //!   since it was sent (RFC 8985 section 6.2, reordering window);
 //! - by timeout: nothing acknowledged for an RTO (`srtt + 4 x rttvar`, at least 200 ms, 1 s before
-//!   any sample; RFC 6298), after which every packet sent before `now - RTO` is lost.
+//!   any sample; RFC 6298), after which every packet sent before `now - RTO` is lost. Each
+//!   timeout doubles the RTO until the next acknowledgement (RFC 6298 section 5.5, "back off
+//!   the timer"; at most 60 s, section 2.5), so that a long outage of the path (a cellular
+//!   trace's gap of 800 ms) costs one or two timeouts, not one every 200 ms, each condemning
+//!   a window of packets that are only waiting in the bottleneck queue.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -18,6 +22,8 @@ use crate::time::{duration_micros, Time};
 const PACKET_THRESHOLD: u64 = 3;
 const MIN_RTO: Duration = Duration::from_millis(200);
 const INITIAL_RTO: Duration = Duration::from_secs(1);
+/// RFC 6298 section 2.5: a maximum may be placed on the RTO, provided it is at least 60 s.
+const MAX_RTO: Duration = Duration::from_secs(60);
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -39,6 +45,8 @@ pub struct InFlight {
     rttvar: Duration,
     latest_rtt: Duration,
     last_ack_at: Option<Time>,
+    /// Timeouts since the last acknowledgement: the RTO is doubled this many times.
+    backoff: u32,
 }
 
 impl InFlight {
@@ -83,6 +91,7 @@ impl InFlight {
         let rtt = now.saturating_since(entry.sent_at);
         self.update_rtt(rtt);
         self.last_ack_at = Some(now);
+        self.backoff = 0;
         self.largest_acked = Some(self.largest_acked.map_or(seq, |l| l.max(seq)));
         self.trim();
         Some(AckSample {
@@ -127,8 +136,10 @@ impl InFlight {
             });
         }
         if timed_out && !lost.is_empty() {
-            // A timeout restarts the RTO clock, as a retransmission would (RFC 6298 5.5).
+            // A timeout backs the timer off and restarts it, as a retransmission would
+            // (RFC 6298 5.5 and 5.6).
             self.last_ack_at = Some(now);
+            self.backoff = self.backoff.saturating_add(1);
         }
         self.trim();
         lost
@@ -155,10 +166,12 @@ impl InFlight {
     }
 
     fn rto(&self) -> Duration {
-        match self.srtt {
+        let base = match self.srtt {
             None => INITIAL_RTO,
-            Some(srtt) => whole_micros((srtt + 4 * self.rttvar).max(MIN_RTO)),
-        }
+            Some(srtt) => (srtt + 4 * self.rttvar).max(MIN_RTO),
+        };
+        let factor = 1u32.checked_shl(self.backoff).unwrap_or(u32::MAX);
+        whole_micros(base.checked_mul(factor).unwrap_or(MAX_RTO).min(MAX_RTO))
     }
 
     /// RFC 6298 section 2: alpha = 1/8, beta = 1/4.
@@ -247,9 +260,46 @@ mod tests {
         assert_eq!(f.loss_deadline(), Some(ms(1000)));
         let lost = f.detect_losses(ms(1000));
         assert_eq!(lost.iter().map(|l| l.seq).collect::<Vec<_>>(), vec![10]);
-        // The RTO restarted at 1000; packet 11 (sent at 500) goes at 2000.
-        assert!(f.detect_losses(ms(1999)).is_empty());
-        assert_eq!(f.detect_losses(ms(2000)).len(), 1);
+        // The RTO restarted at 1000, doubled: packet 11 (sent at 500) goes at 3000.
+        assert_eq!(f.loss_deadline(), Some(ms(3000)));
+        assert!(f.detect_losses(ms(2999)).is_empty());
+        assert_eq!(f.detect_losses(ms(3000)).len(), 1);
         assert_eq!(f.bytes_in_flight(), 0);
+    }
+
+    #[test]
+    fn timeouts_back_off_until_an_ack() {
+        let mut f = InFlight::new(0);
+        f.on_sent(0, 1000, ms(0), 0);
+        f.on_ack(ms(40), 0); // srtt 40, rttvar 20: RTO max(120, 200) = 200 ms
+                             // An outage: what is sent is only queued; nothing comes back for 900 ms.
+        f.on_sent(1, 1000, ms(50), 0);
+        assert_eq!(f.loss_deadline(), Some(ms(250)));
+        assert_eq!(f.detect_losses(ms(250)).len(), 1);
+        f.on_sent(2, 1000, ms(250), 0);
+        // Backed off to 400 ms from the timeout at 250, not 200.
+        assert_eq!(f.loss_deadline(), Some(ms(650)));
+        assert!(f.detect_losses(ms(450)).is_empty());
+        assert_eq!(f.detect_losses(ms(650)).len(), 1);
+        f.on_sent(3, 1000, ms(650), 0);
+        assert_eq!(f.loss_deadline(), Some(ms(1450)), "800 ms after the second timeout");
+        // The path is back: an ACK (RTT 300 ms) resets the back-off. srtt 72.5 ms, rttvar
+        // 80 ms: RTO 392.5 ms.
+        f.on_ack(ms(950), 3);
+        f.on_sent(4, 1000, ms(950), 0);
+        assert_eq!(f.loss_deadline(), Some(ms(950) + Duration::from_micros(392_500)));
+    }
+
+    #[test]
+    fn backed_off_rto_is_capped_at_60_s() {
+        let mut f = InFlight::new(0);
+        let mut now = ms(0);
+        for seq in 0..12 {
+            f.on_sent(seq, 1000, now, 0);
+            let at = f.loss_deadline().unwrap();
+            assert_eq!(f.detect_losses(at).len(), 1);
+            now = at;
+        }
+        assert_eq!(f.rto(), MAX_RTO);
     }
 }

@@ -105,14 +105,20 @@ impl FeedbackSource for FramedFeedback {
         ledger: &mut Ledger,
         out: &mut Vec<Feedback>,
     ) -> io::Result<()> {
-        // Edge-triggered readiness: read until the socket is empty.
+        // Edge-triggered readiness: read until the socket is empty. Frames are timed when
+        // read, not when the step began (`now`): an ACK that arrives after the driver read
+        // its clock would otherwise get an RTT shorter than the path's.
+        let mut at = now;
         while !self.peer_closed {
             match sys::recv_nonblocking(fd, &mut self.scratch) {
                 Ok(0) => {
                     self.peer_closed = true;
                     self.decoder.finish().map_err(|e| protocol_error(&e))?;
                 }
-                Ok(n) => self.decoder.push(&self.scratch[..n]),
+                Ok(n) => {
+                    at = at.max(sys::now());
+                    self.decoder.push(&self.scratch[..n]);
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -121,7 +127,7 @@ impl FeedbackSource for FramedFeedback {
                 match frame {
                     Frame::Ack(a) => {
                         self.acks += 1;
-                        Self::settle(ledger, now, &a, out)?;
+                        Self::settle(ledger, at, &a, out)?;
                     }
                     Frame::Report(f) => {
                         self.reports += 1;
@@ -160,6 +166,45 @@ mod tests {
 
     fn ack(seq: u64, delivered: u64) -> Ack {
         Ack { seq, receive_time: Time::ZERO, delivered }
+    }
+
+    #[test]
+    fn an_ack_read_after_the_step_began_is_timed_when_read() {
+        use std::io::Write;
+        use std::net::{TcpListener, TcpStream};
+        use std::os::fd::AsRawFd;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let sender = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut receiver, _) = listener.accept().unwrap();
+        sender.set_nonblocking(true).unwrap();
+        let mut f = FramedFeedback::new();
+        let mut l = Ledger::new();
+        let sent = sys::now();
+        l.push(100, sent, 0);
+        // The step's clock is read, then the ACK arrives 20 ms later, before the step reads
+        // the socket (a descheduled driver thread).
+        let step_began = sys::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let ack_sent = sys::now();
+        let mut frame = Vec::new();
+        Frame::Ack(ack(0, 100)).encode(&mut frame).unwrap();
+        receiver.write_all(&frame).unwrap();
+        let mut out = Vec::new();
+        // Loopback TCP delivers at once, but give it a moment to be sure.
+        for _ in 0..100 {
+            f.collect(sender.as_raw_fd(), step_began, &mut l, &mut out).unwrap();
+            if !out.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let Some(Feedback::Ack(sample)) = out.first() else { panic!("no sample: {out:?}") };
+        assert!(
+            sample.rtt >= ack_sent.saturating_since(sent),
+            "RTT {:?} shorter than the {:?} the ACK took to come",
+            sample.rtt,
+            ack_sent.saturating_since(sent)
+        );
     }
 
     #[test]

@@ -109,7 +109,11 @@ impl FeedbackSource for UdpFeedback {
             let mut buf = std::mem::take(&mut self.scratch);
             let got = sys::recv_nonblocking(fd, &mut buf);
             let r = match got {
-                Ok(n) => self.take(now, &buf[..n], out),
+                // Timed when read, not when the step began: the driver takes `now` once per
+                // wake-up, and an ACK that arrives while the thread is descheduled or still
+                // in this loop would otherwise get an RTT shorter than the path's (UDP-mode
+                // min RTTs of 15 ms on a 20 ms path).
+                Ok(n) => self.take(now.max(sys::now()), &buf[..n], out),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.scratch = buf;
                     break;
@@ -182,6 +186,36 @@ mod tests {
         Frame::Close { sent: 0 }.encode(&mut data).unwrap();
         assert!(f.take(Time::from_millis(21), &data, &mut out).is_err());
         assert!(f.take(Time::from_millis(21), b"garbage!", &mut out).is_err());
+    }
+
+    #[test]
+    fn an_ack_read_after_the_step_began_is_timed_when_read() {
+        use std::net::UdpSocket;
+        use std::os::fd::AsRawFd;
+        let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let receiver = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sender.connect(receiver.local_addr().unwrap()).unwrap();
+        receiver.connect(sender.local_addr().unwrap()).unwrap();
+        sender.set_nonblocking(true).unwrap();
+        let mut f = UdpFeedback::new();
+        let mut l = Ledger::new();
+        let sent = sys::now();
+        f.on_sent(&l.push(100, sent, 0));
+        // The step's clock is read, then the ACK arrives 20 ms later, before the step reads
+        // the socket (a descheduled driver thread).
+        let step_began = sys::now();
+        std::thread::sleep(Duration::from_millis(20));
+        let ack_sent = sys::now();
+        receiver.send(&ack(0)).unwrap();
+        let mut out = Vec::new();
+        f.collect(sender.as_raw_fd(), step_began, &mut l, &mut out).unwrap();
+        let Some(Feedback::Ack(sample)) = out.first() else { panic!("no sample: {out:?}") };
+        assert!(
+            sample.rtt >= ack_sent.saturating_since(sent),
+            "RTT {:?} shorter than the {:?} the ACK took to come",
+            sample.rtt,
+            ack_sent.saturating_since(sent)
+        );
     }
 
     proptest::proptest! {
