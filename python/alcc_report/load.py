@@ -46,18 +46,7 @@ RESULT_COLUMNS = [
 ]
 
 #: The metric columns: numbers, or empty when unknown (failed runs).
-METRIC_COLUMNS = [
-    "duration_s",
-    "capacity_mbps",
-    "throughput_mbps",
-    "utilization",
-    "loss",
-    "delay_p50_ms",
-    "delay_p95_ms",
-    "delay_p99_ms",
-    "delay_mean_ms",
-    "cpu_s",
-]
+METRIC_COLUMNS = RESULT_COLUMNS[RESULT_COLUMNS.index("duration_s") : RESULT_COLUMNS.index("dir")]
 
 #: The values of the ``family`` column.
 FAMILIES = ("tcp", "alcc", "native")

@@ -29,41 +29,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The header of results.csv (the contract with the harness).
-HEADER = [
-    "trace",
-    "scheme",
-    "family",
-    "cc",
-    "underlay",
-    "mode",
-    "run",
-    "status",
-    "error",
-    "duration_s",
-    "capacity_mbps",
-    "throughput_mbps",
-    "utilization",
-    "loss",
-    "delay_p50_ms",
-    "delay_p95_ms",
-    "delay_p99_ms",
-    "delay_mean_ms",
-    "cpu_s",
-    "dir",
-]
+from alcc_report.load import METRIC_COLUMNS, RESULT_COLUMNS
 
-METRICS = [
-    "duration_s",
-    "capacity_mbps",
-    "throughput_mbps",
-    "utilization",
-    "loss",
-    "delay_p50_ms",
-    "delay_p95_ms",
-    "delay_p99_ms",
-    "delay_mean_ms",
-]
+#: The header of results.csv (the contract with the harness, kept in alcc_report.load).
+HEADER = RESULT_COLUMNS
+
+#: The metrics a fixture run fills from `alcc sim` (the simulator measures no CPU time).
+METRICS = [m for m in METRIC_COLUMNS if m != "cpu_s"]
 
 REPO = Path(__file__).resolve().parents[2]
 
