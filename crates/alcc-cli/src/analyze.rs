@@ -3,10 +3,10 @@
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use alcc_trace::metrics::{self, Summary};
-use alcc_trace::Log;
+use alcc_trace::{Log, Recording};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
@@ -39,6 +39,20 @@ struct Report<'a> {
     summary: &'a Summary,
 }
 
+/// The `--json` text of `summary` measured from `log` (also each experiment run's
+/// summary.json).
+pub fn summary_json(log: &Path, summary: &Summary) -> Result<String> {
+    Ok(serde_json::to_string_pretty(&Report { log: log.display().to_string(), summary })?)
+}
+
+/// Writes the time series of `recording` in bins of `bin_us` µs as CSV to `path`.
+pub fn write_series(path: &Path, recording: &Recording, bin_us: u64) -> Result<()> {
+    let series = metrics::time_series(recording, bin_us)?;
+    let file = File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+    metrics::write_series_csv(&series, BufWriter::new(file))
+        .with_context(|| format!("{}: cannot write", path.display()))
+}
+
 /// Runs `alcc analyze`.
 pub fn run(args: AnalyzeArgs) -> Result<()> {
     let log = Log::read_file(&args.log)?;
@@ -57,14 +71,10 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
     }
     let summary = metrics::summarize(&recording);
     if let Some(path) = &args.series {
-        let series = metrics::time_series(&recording, args.bin_ms.saturating_mul(1000))?;
-        let file = File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
-        metrics::write_series_csv(&series, BufWriter::new(file))
-            .with_context(|| format!("{}: cannot write", path.display()))?;
+        write_series(path, &recording, args.bin_ms.saturating_mul(1000))?;
     }
     if args.json {
-        let report = Report { log: args.log.display().to_string(), summary: &summary };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!("{}", summary_json(&args.log, &summary)?);
     } else {
         print_text(&args.log.display().to_string(), &summary);
     }

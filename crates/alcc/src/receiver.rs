@@ -43,9 +43,8 @@ pub(crate) struct FramedReceiver {
     /// The sender's controller, from its Hello.
     spec: Option<String>,
     scratch: Vec<u8>,
-    /// Application bytes decoded and not yet read, from `ready_at` on.
-    ready: Vec<u8>,
-    ready_at: usize,
+    /// Application bytes decoded and not yet read.
+    ready: ReadyBytes,
     /// ACK and report frames not yet written, from `out_at` on.
     out: Vec<u8>,
     out_at: usize,
@@ -66,8 +65,7 @@ impl FramedReceiver {
             model: None,
             spec: None,
             scratch: vec![0; READ_SIZE],
-            ready: Vec::new(),
-            ready_at: 0,
+            ready: ReadyBytes::default(),
             out: Vec::new(),
             out_at: 0,
             delivered: 0,
@@ -103,10 +101,7 @@ impl FramedReceiver {
             }
             let now = sys::now();
             self.run_model(now).inspect_err(|_| self.cut())?;
-            if self.ready_at < self.ready.len() {
-                let n = buf.len().min(self.ready.len() - self.ready_at);
-                buf[..n].copy_from_slice(&self.ready[self.ready_at..self.ready_at + n]);
-                self.ready_at += n;
+            if let Some(n) = self.ready.read_into(buf) {
                 self.flush_out()?;
                 return Ok(n);
             }
@@ -165,24 +160,10 @@ impl FramedReceiver {
 
     /// Decodes every complete frame buffered: payload to `ready`, an ACK per data frame.
     fn take_frames(&mut self, now: Time) -> io::Result<()> {
-        if self.ready_at == self.ready.len() {
-            self.ready.clear();
-            self.ready_at = 0;
-        }
         while let Some(frame) = self.decoder.next_frame().map_err(|e| protocol_error(&e))? {
             match frame {
-                Frame::Hello { spec } if spec.eq_ignore_ascii_case("none") => self.spec = Some(spec),
                 Frame::Hello { spec } => {
-                    let entry = registry::entry(&spec).map_err(|e| {
-                        io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            format!("alcc framed: the sender runs `{spec}`, unknown here: {e}"),
-                        )
-                    })?;
-                    if entry.needs_receiver() {
-                        self.model = registry::build_receiver(&spec, &self.config)
-                            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                    }
+                    self.model = model_for_sender("framed", &spec, &self.config)?;
                     self.spec = Some(spec);
                 }
                 Frame::Data { header, payload } => {
@@ -193,7 +174,7 @@ impl FramedReceiver {
                         let hint = SenderHint { time_to_next: header.time_to_next };
                         m.on_arrival(now, &Arrival { seq: header.seq, bytes, hint });
                     }
-                    self.ready.extend_from_slice(&payload);
+                    self.ready.push(&payload);
                     let ack = Ack { seq: header.seq, receive_time: now, delivered: self.delivered };
                     self.push_frame(&Frame::Ack(ack))?;
                 }
@@ -266,6 +247,61 @@ impl FramedReceiver {
     }
 }
 
+/// The receiver-side model the sender's Hello asks for (shared by the framed and UDP
+/// receivers): `None` for `none` or an algorithm without one, an `InvalidData` error naming
+/// the spec for a controller unknown here or parameters its model refuses.
+pub(crate) fn model_for_sender(
+    mode: &str,
+    spec: &str,
+    config: &Config,
+) -> io::Result<Option<Box<dyn ReceiverModel>>> {
+    if spec.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    let invalid = |e: &dyn std::fmt::Display| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("alcc {mode}: the sender runs `{spec}`, which this receiver cannot model: {e}"),
+        )
+    };
+    let entry = registry::entry(spec).map_err(|e| invalid(&e))?;
+    if !entry.needs_receiver() {
+        return Ok(None);
+    }
+    registry::build_receiver(spec, config).map_err(|e| invalid(&e))
+}
+
+/// Application bytes received and not yet read (shared by the framed and UDP receivers):
+/// appended at the back, read from the front; the buffer is reused once read out.
+#[derive(Debug, Default)]
+pub(crate) struct ReadyBytes {
+    bytes: Vec<u8>,
+    read: usize,
+}
+
+impl ReadyBytes {
+    /// Appends received application bytes.
+    pub fn push(&mut self, payload: &[u8]) {
+        if self.read == self.bytes.len() {
+            self.bytes.clear();
+            self.read = 0;
+        }
+        self.bytes.extend_from_slice(payload);
+    }
+
+    /// Copies as many unread bytes as fit into `buf`; `None` when nothing is unread.
+    pub fn read_into(&mut self, buf: &mut [u8]) -> Option<usize> {
+        let unread = &self.bytes[self.read..];
+        if unread.is_empty() {
+            return None;
+        }
+        let n = buf.len().min(unread.len());
+        buf[..n].copy_from_slice(&unread[..n]);
+        self.read += n;
+        Some(n)
+    }
+}
+
 /// Fires a receiver model's timer when due and returns its new forecast, if any (shared by the
 /// framed and UDP receivers).
 pub(crate) fn model_report(
@@ -279,5 +315,40 @@ pub(crate) fn model_report(
     match m.take_report(now)? {
         alcc_cc::ReceiverReport::Forecast(f) => Some(f),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ready_bytes_are_read_in_order_across_pushes_and_reads() {
+        let mut r = ReadyBytes::default();
+        let mut buf = [0u8; 4];
+        assert_eq!(r.read_into(&mut buf), None);
+        r.push(b"abcdef");
+        assert_eq!(r.read_into(&mut buf), Some(4));
+        assert_eq!(&buf, b"abcd");
+        r.push(b"gh");
+        assert_eq!(r.read_into(&mut buf), Some(4));
+        assert_eq!(&buf, b"efgh");
+        assert_eq!(r.read_into(&mut buf), None);
+        // Read out: the next push starts a fresh buffer.
+        r.push(b"i");
+        assert_eq!((r.bytes.len(), r.read), (1, 0));
+        assert_eq!(r.read_into(&mut buf), Some(1));
+        assert_eq!(buf[0], b'i');
+    }
+
+    #[test]
+    fn the_senders_hello_decides_the_model() {
+        let config = Config::default();
+        assert!(model_for_sender("framed", "none", &config).unwrap().is_none());
+        assert!(model_for_sender("framed", "copa", &config).unwrap().is_none());
+        assert!(model_for_sender("udp", "sprout", &config).unwrap().is_some());
+        let e = model_for_sender("udp", "nonexistent", &config).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains("alcc udp: the sender runs `nonexistent`"), "{e}");
     }
 }

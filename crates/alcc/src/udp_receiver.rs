@@ -8,10 +8,10 @@ use std::io;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-use alcc_cc::{registry, Arrival, Config, ReceiverModel, SenderHint, Time};
+use alcc_cc::{Arrival, Config, ReceiverModel, SenderHint, Time};
 
 use crate::feedback::framed::protocol_error;
-use crate::receiver::{model_report, ReceiverStats};
+use crate::receiver::{model_for_sender, model_report, ReadyBytes, ReceiverStats};
 use crate::sys;
 use crate::wire::udp::parse_datagram;
 use crate::wire::{Ack, Frame, WireError};
@@ -29,8 +29,7 @@ pub(crate) struct UdpReceiver {
     model: Option<Box<dyn ReceiverModel>>,
     stats: ReceiverStats,
     scratch: Vec<u8>,
-    ready: Vec<u8>,
-    ready_at: usize,
+    ready: ReadyBytes,
     started: bool,
     next_request: Instant,
     last_heard: Instant,
@@ -50,8 +49,7 @@ impl UdpReceiver {
             model: None,
             stats: ReceiverStats::default(),
             scratch: vec![0; 64 << 10],
-            ready: Vec::new(),
-            ready_at: 0,
+            ready: ReadyBytes::default(),
             started: false,
             next_request: now,
             last_heard: now,
@@ -95,10 +93,7 @@ impl UdpReceiver {
             }
             let now = sys::now();
             self.run_model(now)?;
-            if self.ready_at < self.ready.len() {
-                let n = buf.len().min(self.ready.len() - self.ready_at);
-                buf[..n].copy_from_slice(&self.ready[self.ready_at..self.ready_at + n]);
-                self.ready_at += n;
+            if let Some(n) = self.ready.read_into(buf) {
                 return Ok(n);
             }
             if self.closed {
@@ -133,22 +128,11 @@ impl UdpReceiver {
     }
 
     fn take(&mut self, now: Time, datagram: &[u8]) -> io::Result<()> {
-        if self.ready_at == self.ready.len() {
-            self.ready.clear();
-            self.ready_at = 0;
-        }
         match parse_datagram(datagram).map_err(|e| protocol_error(&e))? {
             Frame::Hello { spec } => {
                 self.started = true;
                 if self.stats.sender_spec.is_none() {
-                    if !spec.eq_ignore_ascii_case("none") {
-                        let entry = registry::entry(&spec)
-                            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                        if entry.needs_receiver() {
-                            self.model = registry::build_receiver(&spec, &self.config)
-                                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                        }
-                    }
+                    self.model = model_for_sender("udp", &spec, &self.config)?;
                     self.stats.sender_spec = Some(spec);
                 }
             }
@@ -161,7 +145,7 @@ impl UdpReceiver {
                     let hint = SenderHint { time_to_next: header.time_to_next };
                     m.on_arrival(now, &Arrival { seq: header.seq, bytes, hint });
                 }
-                self.ready.extend_from_slice(&payload);
+                self.ready.push(&payload);
                 let ack = Ack { seq: header.seq, receive_time: now, delivered: self.stats.delivered };
                 self.send(&Frame::Ack(ack))?;
             }

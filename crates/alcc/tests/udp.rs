@@ -64,6 +64,10 @@ fn sprout_and_copa_run_over_udp() {
 fn a_bad_datagram_fails_that_flow_only() {
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = socket.local_addr().unwrap();
+    // The bad peer keeps its socket open until the server has judged the garbage: once closed,
+    // the server's next datagram to it draws an ICMP port-unreachable, and the socket error
+    // it leaves is reported before the queued garbage (ECONNREFUSED instead of InvalidData).
+    let (judged, wait_for_judgement) = std::sync::mpsc::channel::<()>();
     let bad = thread::spawn(move || {
         let c = UdpSocket::bind("127.0.0.1:0").unwrap();
         c.connect(addr).unwrap();
@@ -73,12 +77,14 @@ fn a_bad_datagram_fails_that_flow_only() {
         let mut buf = [0u8; 2048];
         c.recv(&mut buf).unwrap();
         c.send(b"definitely not a frame").unwrap();
+        let _ = wait_for_judgement.recv();
     });
     let (mut s, _) = AlccStream::accept_udp(socket, &udp("copa")).unwrap();
     let r = write_pattern(&mut s, 64 << 20).and_then(|_| s.close(Some(Duration::from_secs(30))));
     let e = r.expect_err("a garbage datagram must fail the flow");
     assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
     assert!(e.to_string().contains("bad magic"), "{e}");
+    drop(judged);
     bad.join().unwrap();
     // Another flow in the same process still works.
     let ((got, _), _, _, _) = udp_transfer("fixed:window=20", 1 << 20);

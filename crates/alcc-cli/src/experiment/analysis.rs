@@ -2,13 +2,13 @@
 //! `series.csv` (500 ms bins) and `delays.csv` (one-way delay samples, subsampled).
 
 use std::fmt::Write as _;
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::Path;
 
 use alcc_trace::metrics::{self, Summary};
 use alcc_trace::{Log, Recording};
 use anyhow::{Context, Result};
+
+use crate::analyze;
 
 /// Width of the series bins, µs (docs/experiment-format.md).
 pub const BIN_US: u64 = 500_000;
@@ -22,15 +22,9 @@ pub fn analyze_run(dir: &Path) -> Result<Summary> {
     let log = Log::read_file(&log_path)?;
     let recording = log.to_recording();
     let summary = metrics::summarize(&recording);
-    let mut json = serde_json::to_value(&summary)?;
-    if let Some(map) = json.as_object_mut() {
-        map.insert("log".into(), serde_json::Value::String(log_path.display().to_string()));
-    }
-    let text = serde_json::to_string_pretty(&json)? + "\n";
+    let text = analyze::summary_json(&log_path, &summary)? + "\n";
     std::fs::write(dir.join("summary.json"), text).context("writing summary.json")?;
-    let series = metrics::time_series(&recording, BIN_US)?;
-    let file = File::create(dir.join("series.csv")).context("creating series.csv")?;
-    metrics::write_series_csv(&series, BufWriter::new(file)).context("writing series.csv")?;
+    analyze::write_series(&dir.join("series.csv"), &recording, BIN_US)?;
     std::fs::write(dir.join("delays.csv"), delays_csv(&recording, MAX_DELAY_ROWS))
         .context("writing delays.csv")?;
     Ok(summary)
