@@ -11,14 +11,13 @@
 
 pub mod hystart;
 
-use std::time::Duration;
-
 use self::hystart::{Growth, HyStart};
 use crate::controller::{Config, Controller};
 use crate::event::{AckSample, Decision, LossEvent, SentPacket};
 use crate::metrics::Metrics;
 use crate::recovery::{slow_start_increase, Recovery};
 use crate::reno::initial_window;
+use crate::rtt::RttEstimator;
 use crate::spec::{Params, SpecError};
 use crate::time::Time;
 
@@ -88,7 +87,7 @@ pub struct Cubic {
     w_max: f64,
     cwnd_prior: f64,
     epoch: Option<Epoch>,
-    srtt: Option<Duration>,
+    rtt: RttEstimator,
     recovery: Recovery,
     /// HyStart++ state while the first slow start lasts (with `hystart=on`).
     hystart: Option<HyStart>,
@@ -106,7 +105,7 @@ impl Cubic {
             w_max: 0.0,
             cwnd_prior: 0.0,
             epoch: None,
-            srtt: None,
+            rtt: RttEstimator::new(),
             recovery: Recovery::new(),
             hystart: params.hystart.then(HyStart::new),
         }
@@ -147,14 +146,6 @@ impl Cubic {
         self.recovery.active()
     }
 
-    fn update_srtt(&mut self, rtt: Duration) {
-        // RFC 6298 section 2: SRTT <- 7/8 SRTT + 1/8 R'.
-        self.srtt = Some(match self.srtt {
-            Some(s) => (s * 7 + rtt) / 8,
-            None => rtt,
-        });
-    }
-
     /// One ACK of `segments` in congestion avoidance (RFC 9438 sections 4.2 to 4.5).
     fn congestion_avoidance(&mut self, now: Time, segments: f64) {
         let params = self.params;
@@ -172,7 +163,7 @@ impl Cubic {
             }
         };
         let t = (now - epoch.start).as_secs_f64();
-        let rtt = self.srtt.unwrap_or_default().as_secs_f64();
+        let rtt = self.rtt.srtt().unwrap_or_default().as_secs_f64();
         // Section 4.3: W_est += alpha x segments_acked / cwnd, alpha = 1 once W_est has
         // reached the window before the last reduction.
         let alpha = if epoch.w_est >= self.cwnd_prior { 1.0 } else { params.alpha() };
@@ -205,7 +196,8 @@ impl Controller for Cubic {
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckSample) {
-        self.update_srtt(ack.rtt);
+        // RFC 9438 section 4.2 reads the smoothed RTT of RFC 6298.
+        self.rtt.on_sample(now, ack.rtt);
         self.recovery.on_ack(ack.seq);
         if self.recovery.active() {
             return;
@@ -264,7 +256,7 @@ impl Controller for Cubic {
             "congestion_avoidance"
         };
         Metrics {
-            srtt: self.srtt,
+            srtt: self.rtt.srtt(),
             extra: vec![
                 ("cwnd_segments", self.cwnd),
                 ("ssthresh_segments", self.ssthresh),

@@ -8,6 +8,13 @@
 //!
 //! Algorithms whose model lives at the receiver (Sprout) also implement [`ReceiverModel`].
 //! Controllers are built by name with [`registry::by_name`] (`"copa:delta=0.5"`).
+//!
+//! Pieces every transport and controller shares, so that the simulator and the engine treat a
+//! controller alike: [`pacer::Pacer`] (when the next packet may leave at the pacing rate),
+//! [`rtt::RttEstimator`] (RFC 6298 smoothing, latest and windowed minimum RTT),
+//! [`sent_packets::SentPackets`] (numbered packets in flight, ACK samples, RFC 8985 loss
+//! detection: the simulator and UDP mode), [`windowed::WindowedFilter`] (exact sliding
+//! minimum and maximum) and [`recovery::Recovery`] (one congestion event per round trip).
 #![warn(missing_docs)]
 
 pub mod controller;
@@ -15,12 +22,13 @@ pub mod copa;
 pub mod cubic;
 pub mod event;
 pub mod fixed;
-pub mod inflight;
 pub mod metrics;
 pub mod pacer;
 pub mod recovery;
 pub mod registry;
 pub mod reno;
+pub mod rtt;
+pub mod sent_packets;
 pub mod sim;
 pub mod spec;
 pub mod sprout;

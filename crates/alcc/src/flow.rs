@@ -16,8 +16,8 @@ use crate::feedback::{Feedback, FeedbackSource};
 use crate::framing::FrameWriter;
 use crate::info::FlowInfo;
 use crate::ledger::Ledger;
-use crate::pacer::Pacer;
 use crate::sys;
+use alcc_cc::pacer::Pacer;
 
 /// What the application side and the driver both touch, under one lock.
 #[derive(Default)]

@@ -11,7 +11,8 @@
 //! - [`feedback`]: where deliveries and losses come from; [`feedback::kernel`] reads ACK
 //!   timestamps from the socket error queue and TCP_INFO, [`feedback::framed`] the
 //!   peer's ACK and report frames, [`feedback::udp`] per-datagram ACKs.
-//! - [`ledger`] and [`pacer`]: pure bookkeeping, unit- and property-tested.
+//! - [`ledger`]: pure bookkeeping, unit- and property-tested. The pacer is
+//!   [`alcc_cc::pacer::Pacer`], the same one the simulator uses.
 //! - `sys`: every system call, and all of the crate's `unsafe`.
 //!
 //! Framed mode ([`Mode::Framed`]): both ends run alcc; [`wire`] is its wire format, the
@@ -20,7 +21,7 @@
 //! from its receiver-side model.
 //!
 //! UDP mode ([`Mode::Udp`], [`AlccStream::accept_udp`]): the same frames as datagrams, every
-//! one acknowledged, losses detected by `alcc_cc::inflight::InFlight`, no retransmission.
+//! one acknowledged, losses detected by `alcc_cc::sent_packets::SentPackets`, no retransmission.
 //!
 //! Linux only. Not supported yet: a readiness notification for non-blocking writers (they
 //! retry on `WouldBlock`).
@@ -35,7 +36,7 @@ pub mod info;
 pub mod ledger;
 pub mod listener;
 pub mod mode;
-pub mod pacer;
+
 pub mod receiver;
 pub mod stream;
 pub mod sys;

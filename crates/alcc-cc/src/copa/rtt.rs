@@ -1,9 +1,11 @@
 //! Copa's RTT history: smoothed RTT, minimum RTT, standing RTT and the recent extremes used
 //! for mode detection (Arun and Balakrishnan, NSDI 2018, sections 2.1 and 4; genericCC's
-//! "markovian" sender for the window lengths).
+//! "markovian" sender for the window lengths). The smoothing and the minimum are the shared
+//! [`RttEstimator`]'s; this adds Copa's own queries and the maximum for mode detection.
 
 use std::time::Duration;
 
+use crate::rtt::{MinRttWindow, RttEstimator};
 use crate::time::Time;
 use crate::windowed::WindowedFilter;
 
@@ -22,9 +24,7 @@ pub const RTT_FLOOR: Duration = Duration::from_micros(1);
 /// The RTT estimates Copa derives from its samples.
 #[derive(Clone, Debug)]
 pub struct RttHistory {
-    srtt: Option<Duration>,
-    min_rtt: Option<Duration>,
-    mins: WindowedFilter<Duration>,
+    estimator: RttEstimator,
     maxs: WindowedFilter<Duration>,
 }
 
@@ -37,57 +37,46 @@ impl Default for RttHistory {
 impl RttHistory {
     /// No sample yet.
     pub fn new() -> RttHistory {
-        RttHistory { srtt: None, min_rtt: None, mins: WindowedFilter::min(), maxs: WindowedFilter::max() }
+        let window = MinRttWindow::Scaled { floor: MIN_RTT_WINDOW_FLOOR, rtts: MIN_RTT_WINDOW_RTTS };
+        let estimator = RttEstimator::new()
+            .with_srtt_gain(SRTT_GAIN_DIVISOR)
+            .with_min_window(window)
+            .retaining_srtts(MODE_WINDOW_SRTTS);
+        RttHistory { estimator, maxs: WindowedFilter::max() }
     }
 
     /// Records one RTT sample taken at `now`.
     pub fn on_sample(&mut self, now: Time, rtt: Duration) {
         let rtt = rtt.max(RTT_FLOOR);
-        let srtt = match self.srtt {
-            // srtt <- srtt + (rtt - srtt) / 16, written without a signed difference.
-            Some(s) => (s * (SRTT_GAIN_DIVISOR - 1) + rtt) / SRTT_GAIN_DIVISOR,
-            None => rtt,
-        };
-        self.srtt = Some(srtt);
-        self.mins.push(now, rtt);
+        self.estimator.on_sample(now, rtt);
         self.maxs.push(now, rtt);
-        let min_span = self.min_rtt_span(rtt);
-        let mode_span = self.mode_span();
-        self.mins.expire(now, min_span.max(mode_span));
-        self.maxs.expire(now, mode_span);
-        self.min_rtt = self.mins.best_within(now, min_span);
-    }
-
-    /// The span the minimum RTT is taken over: max(10 s, 20 x the previous minimum RTT).
-    fn min_rtt_span(&self, fallback: Duration) -> Duration {
-        let previous = self.min_rtt.unwrap_or(fallback);
-        MIN_RTT_WINDOW_FLOOR.max(previous.saturating_mul(MIN_RTT_WINDOW_RTTS))
+        self.maxs.expire(now, self.mode_span());
     }
 
     fn mode_span(&self) -> Duration {
-        self.srtt.unwrap_or_default().saturating_mul(MODE_WINDOW_SRTTS)
+        self.estimator.srtt().unwrap_or_default().saturating_mul(MODE_WINDOW_SRTTS)
     }
 
     /// The smoothed RTT (EWMA, gain 1/16).
     pub fn srtt(&self) -> Option<Duration> {
-        self.srtt
+        self.estimator.srtt()
     }
 
     /// The minimum RTT over the last max(10 s, 20 x minimum RTT).
     pub fn min_rtt(&self) -> Option<Duration> {
-        self.min_rtt
+        self.estimator.min_rtt()
     }
 
     /// The standing RTT: the minimum over the last srtt / 2 (paper section 2.1: it filters out
     /// the ACK compression and jitter that a single sample carries).
     pub fn standing_rtt(&self, now: Time) -> Option<Duration> {
-        let srtt = self.srtt?;
-        self.mins.best_within(now, srtt / 2)
+        let srtt = self.estimator.srtt()?;
+        self.estimator.min_within(now, srtt / 2)
     }
 
     /// The minimum RTT over the last 4 x srtt (for mode detection).
     pub fn recent_min(&self, now: Time) -> Option<Duration> {
-        self.mins.best_within(now, self.mode_span())
+        self.estimator.min_within(now, self.mode_span())
     }
 
     /// The maximum RTT over the last 4 x srtt (for mode detection).

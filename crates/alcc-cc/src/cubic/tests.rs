@@ -1,5 +1,7 @@
 //! Exact tests of CUBIC's rules (RFC 9438) and property tests.
 
+use std::time::Duration;
+
 use proptest::prelude::*;
 
 use super::*;
@@ -24,7 +26,7 @@ impl Flow {
         cubic.cwnd = cwnd;
         cubic.ssthresh = cwnd;
         cubic.w_max = cwnd;
-        cubic.srtt = Some(RTT);
+        cubic.rtt.on_sample(Time::ZERO, RTT);
         Flow { cubic, seq: 0 }
     }
 

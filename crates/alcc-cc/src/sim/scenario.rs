@@ -5,7 +5,7 @@
 //! leaves at a delivery opportunity, and reaches the receiver one one-way delay later. The
 //! receiver acknowledges every packet at once; acknowledgements (and receiver reports) cross an
 //! uncongested return path with the same one-way delay. Losses are detected by the sender's
-//! [`InFlight`] ledger, as a real transport would.
+//! [`SentPackets`], as a real transport would.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -17,9 +17,9 @@ use thiserror::Error;
 
 use crate::controller::{Config, Controller, ReceiverModel};
 use crate::event::{Arrival, ReceiverReport, SenderHint, SentPacket};
-use crate::inflight::InFlight;
 use crate::pacer::Pacer;
 use crate::registry;
+use crate::sent_packets::SentPackets;
 use crate::sim::bottleneck::{Bottleneck, QueueLimit, Queued};
 use crate::sim::capacity::Capacity;
 use crate::sim::record::{DropCause, Outcome, PacketRecord, SimResult};
@@ -144,7 +144,7 @@ struct Run<'a> {
     now: Time,
     controller: Box<dyn Controller>,
     receiver: Option<Box<dyn ReceiverModel>>,
-    inflight: InFlight,
+    sent: SentPackets,
     pacer: Pacer,
     bottleneck: Bottleneck,
     opportunities: Vec<Time>,
@@ -177,8 +177,8 @@ impl<'a> Run<'a> {
             now: Time::ZERO,
             controller,
             receiver,
-            inflight: InFlight::new(0),
-            pacer: Pacer::new(Duration::ZERO),
+            sent: SentPackets::new(0),
+            pacer: Pacer::new(),
             bottleneck: Bottleneck::new(s.queue),
             opportunities,
             next_opportunity: 0,
@@ -242,7 +242,7 @@ impl<'a> Run<'a> {
         consider(self.after_fired(self.controller.next_timer(), self.controller_fired_at));
         let receiver_timer = self.receiver.as_ref().and_then(|r| r.next_timer());
         consider(self.after_fired(receiver_timer, self.receiver_fired_at));
-        consider(self.inflight.loss_deadline());
+        consider(self.sent.loss_deadline());
         consider(self.send_deadline());
         next
     }
@@ -260,10 +260,10 @@ impl<'a> Run<'a> {
     /// When the sender could next send, if only the pacer or its interface holds it back.
     fn send_deadline(&self) -> Option<Time> {
         let d = self.controller.decision();
-        if self.inflight.bytes_in_flight().saturating_add(self.scenario.packet_bytes) > d.window {
+        if self.sent.bytes_in_flight().saturating_add(self.scenario.packet_bytes) > d.window {
             return None; // window-limited: an acknowledgement or loss will change that
         }
-        let ready = self.pacer.ready_at(self.now, d.pacing_rate).max(self.nic_free_at);
+        let ready = self.pacer.earliest().max(self.nic_free_at);
         (ready > self.now).then_some(ready)
     }
 
@@ -295,7 +295,7 @@ impl<'a> Run<'a> {
             self.controller.on_timer(now);
             self.controller_fired_at = Some(now);
         }
-        for loss in self.inflight.detect_losses(now) {
+        for loss in self.sent.detect_losses(now) {
             self.controller.on_loss(now, &loss);
         }
     }
@@ -313,7 +313,7 @@ impl<'a> Run<'a> {
                 self.forward_report();
             }
             Event::Ack(seq) => {
-                if let Some(sample) = self.inflight.on_ack(now, seq) {
+                if let Some(sample) = self.sent.on_ack(now, seq) {
                     self.controller.on_ack(now, &sample);
                 }
             }
@@ -340,28 +340,44 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Sends the packet the window, the pacer and the interface allow now, if any.
+    /// Sends the packet the window, the pacer and the interface allow now, if any. As in the
+    /// engine, a flow held by its window or by its interface (the engine's full socket) is
+    /// idle to the pacer: it gets no catch-up credit for that time.
     fn send_allowed(&mut self) {
         let bytes = self.scenario.packet_bytes;
-        let d = self.controller.decision();
-        if self.inflight.bytes_in_flight().saturating_add(bytes) > d.window
-            || self.pacer.ready_at(self.now, d.pacing_rate) > self.now
-            || self.nic_free_at > self.now
-        {
+        if !self.window_allows(bytes) {
+            self.pacer.on_idle();
             return;
         }
-        self.send_one(bytes, d.pacing_rate);
+        if !self.pacer.ready(self.now) {
+            return;
+        }
+        if self.nic_free_at > self.now {
+            self.pacer.on_idle();
+            return;
+        }
+        self.send_one(bytes, self.controller.decision().pacing_rate);
         self.nic_free_at = self.now + self.nic_gap;
+        // The engine's write loop looks at the window again at once; so does the simulator: a
+        // flow whose window this packet filled waits for its window, not for the pacer.
+        if !self.window_allows(bytes) {
+            self.pacer.on_idle();
+        }
+    }
+
+    /// Whether the controller's window has room for another packet of `bytes`.
+    fn window_allows(&self, bytes: u64) -> bool {
+        self.sent.bytes_in_flight().saturating_add(bytes) <= self.controller.decision().window
     }
 
     fn send_one(&mut self, bytes: u64, rate: Option<u64>) {
         let now = self.now;
-        let seq = self.inflight.next_seq();
+        let seq = self.sent.next_seq();
         let hint = self.controller.sender_hint(now);
-        let sent = SentPacket { seq, bytes, bytes_in_flight: self.inflight.bytes_in_flight() + bytes };
+        let sent = SentPacket { seq, bytes, bytes_in_flight: self.sent.bytes_in_flight() + bytes };
         let memo = self.controller.on_sent(now, &sent);
-        self.inflight.on_sent(seq, bytes, now, memo);
-        self.pacer.on_sent(now, bytes, rate);
+        self.sent.on_sent(seq, bytes, now, memo);
+        self.pacer.on_send(now, bytes, rate);
         let id = self.packets.len();
         let mut record = PacketRecord { seq, bytes, sent: now, outcome: Outcome::InFlight };
         if self.scenario.loss > 0.0 && self.rng.random_bool(self.scenario.loss) {

@@ -14,7 +14,7 @@
 //! | [`belief`] | the receiver's posterior over the rate: evolve and observe |
 //! | [`forecaster`] | per-rate delivery tables and the 5th-percentile cumulative forecast |
 //! | [`params`] | the run-time parameters (`target`, `confidence`, `clock`) |
-//! | [`receiver`] | [`SproutReceiver`]: counts arrivals per tick, runs the model, emits reports |
+//! | [`receiver_model`] | [`SproutReceiver`], the receiver-side model: counts arrivals per tick, runs the model, emits reports |
 //! | [`sender`] | [`SproutSender`]: the queue estimate and the window from a forecast |
 //!
 //! Differences from the reference implementation are decisions, documented where they are
@@ -29,11 +29,11 @@ pub mod bins;
 pub mod forecaster;
 pub mod kernel;
 pub mod params;
-pub mod receiver;
+pub mod receiver_model;
 pub mod sender;
 
 pub use belief::RateBelief;
 pub use forecaster::ForecastTables;
 pub use params::{ForecastClock, SproutParams};
-pub use receiver::SproutReceiver;
+pub use receiver_model::SproutReceiver;
 pub use sender::SproutSender;

@@ -55,6 +55,7 @@ use super::params::{ForecastClock, SproutParams};
 use crate::controller::{Config, Controller};
 use crate::event::{AckSample, Decision, Forecast, LossEvent, ReceiverReport, SenderHint, SentPacket};
 use crate::metrics::Metrics;
+use crate::rtt::RttEstimator;
 use crate::time::Time;
 
 /// Idle time after which the sender sends a heartbeat packet.
@@ -85,7 +86,8 @@ pub struct SproutSender {
     allowed: u64,
     heartbeat_due: bool,
     next_timer: Option<Time>,
-    min_rtt: Option<Duration>,
+    /// The RTT samples; Sprout uses the minimum over the whole flow.
+    rtt: RttEstimator,
 }
 
 impl SproutSender {
@@ -103,7 +105,7 @@ impl SproutSender {
             allowed: 0,
             heartbeat_due: false,
             next_timer: None,
-            min_rtt: None,
+            rtt: RttEstimator::new(),
         }
     }
 
@@ -160,7 +162,7 @@ impl SproutSender {
         }
         let made_at = match self.params.forecast_clock {
             ForecastClock::Arrival => now,
-            ForecastClock::HalfRtt => now.saturating_sub(self.min_rtt.unwrap_or(Duration::ZERO) / 2),
+            ForecastClock::HalfRtt => now.saturating_sub(self.rtt.min_rtt().unwrap_or(Duration::ZERO) / 2),
         };
         self.held = Some(Held { forecast: forecast.clone(), counted_from: made_at });
     }
@@ -189,7 +191,7 @@ impl Controller for SproutSender {
 
     fn on_ack(&mut self, now: Time, ack: &AckSample) {
         self.in_flight = ack.bytes_in_flight;
-        self.min_rtt = Some(self.min_rtt.map_or(ack.rtt, |m| m.min(ack.rtt)));
+        self.rtt.on_sample(now, ack.rtt);
         self.refresh(now);
     }
 

@@ -43,7 +43,8 @@ pub const WINDOW_USE_SLACK: f64 = 1.0;
 pub const UNUSED_WINDOW_CAP: f64 = 2.0;
 /// Dmin before any RTT sample (the reference's initial value).
 pub const INITIAL_DMIN_MS: f64 = 1000.0;
-/// Gain of the EWMAs of the RTT (`dTbar`) and of the per-window profile delays.
+/// Gain of the EWMA of the per-window profile delays (`dTbar`, the smoothed RTT, is the shared
+/// [`RttEstimator`](crate::rtt::RttEstimator)'s, whose RFC 6298 gain is the same 1/8).
 pub const EWMA_GAIN: f64 = 1.0 / 8.0;
 /// Weight of the previous `DmaxLast` in its smoothing (rule 7).
 pub const DMAX_LAST_KEEP: f64 = 0.2;

@@ -1,7 +1,7 @@
 //! One Verus epoch after slow start: rules 2 to 7 of the update (paper section 4.1, the
 //! reference's main loop), as a pure function of the state it reads.
 //!
-//! Rule 1 (expiring missing packets) changes the ledger and is done by the controller
+//! Rule 1 (expiring missing packets) changes the outstanding packets and is done by the controller
 //! before calling [`update`].
 
 use super::constants::{DELTA1_MS, DELTA2_MS, DMAX_LAST_KEEP, DMIN_BUMP_MS, EPOCH_MS};

@@ -7,7 +7,7 @@
 //! ([`profile`]), and every 5 ms epoch moves a target delay `Dest` up or down by the trend
 //! of the largest RTT of the epoch, reads the window for that delay off the profile and
 //! allows a number of packets ([`epoch`]). Losses cut the window multiplicatively
-//! ([`ledger`] finds them).
+//! ([`outstanding`] finds them).
 //!
 //! # Mapping to the controller contract
 //!
@@ -51,8 +51,8 @@
 pub mod constants;
 pub mod epoch;
 pub mod fit;
-pub mod ledger;
 pub mod memo;
+pub mod outstanding;
 pub mod profile;
 pub mod usage;
 
@@ -62,14 +62,15 @@ mod tests;
 use crate::controller::{Config, Controller};
 use crate::event::{AckSample, Decision, LossEvent, SentPacket};
 use crate::metrics::Metrics;
+use crate::rtt::RttEstimator;
 use crate::spec::{Params, SpecError};
 use crate::time::Time;
 use std::time::Duration;
 
 use constants::*;
 use epoch::EpochInput;
-use ledger::{Ledger, Outstanding};
 use memo::SendMemo;
+use outstanding::{Outstanding, OutstandingPackets};
 use profile::{DelayProfile, Refit};
 use usage::WindowUsage;
 
@@ -116,8 +117,8 @@ pub struct Verus {
     /// Dmin (ms), `None` before the first RTT sample of the session.
     dmin: Option<f64>,
     dmax_last: Option<f64>,
-    /// dTbar (ms).
-    dtbar: Option<f64>,
+    /// The session's RTT samples: dTbar is their smoothed RTT (EWMA, gain 1/8).
+    rtt: RttEstimator,
     epoch_max_rtt: Option<f64>,
     last_rtt_ms: f64,
     last_send: u64,
@@ -129,7 +130,7 @@ pub struct Verus {
     /// How much of W the transport let out lately.
     usage: WindowUsage,
     profile: DelayProfile,
-    ledger: Ledger,
+    outstanding: OutstandingPackets,
     stats: VerusStats,
 }
 
@@ -153,7 +154,7 @@ impl Verus {
             dest: 0.0,
             dmin: None,
             dmax_last: None,
-            dtbar: None,
+            rtt: RttEstimator::new(),
             epoch_max_rtt: None,
             last_rtt_ms: 0.0,
             last_send: 0,
@@ -162,7 +163,7 @@ impl Verus {
             largest_packet: mss,
             usage: WindowUsage::new(),
             profile: DelayProfile::new(),
-            ledger: Ledger::new(),
+            outstanding: OutstandingPackets::new(),
             stats: VerusStats::default(),
         }
     }
@@ -200,7 +201,7 @@ impl Verus {
 
     /// Packets Verus counts in flight (`Wcrt`).
     pub fn packets_in_flight(&self) -> f64 {
-        self.ledger.outstanding_bytes() as f64 / self.mss as f64
+        self.outstanding.outstanding_bytes() as f64 / self.mss as f64
     }
 
     /// Bytes the transport may still send.
@@ -216,6 +217,11 @@ impl Verus {
     /// What Verus has done so far.
     pub fn stats(&self) -> VerusStats {
         self.stats
+    }
+
+    /// dTbar, the smoothed RTT (ms).
+    fn dtbar_ms(&self) -> Option<f64> {
+        self.rtt.srtt().map(|d| d.as_secs_f64() * 1000.0)
     }
 
     fn dmin_ms(&self) -> f64 {
@@ -279,7 +285,7 @@ impl Verus {
         }
         if self.slow_start && self.w.floor() > SLOW_START_LOSS_EXIT_WINDOW {
             self.profile.limit_to(w_lost.max(100));
-            self.ledger.forget_all();
+            self.outstanding.forget_all();
             self.end_slow_start(now);
         }
     }
@@ -287,7 +293,7 @@ impl Verus {
     /// The loss timer fired: no ACK for `clamp(5 x RTT, 150, 1000)` ms.
     fn timeout(&mut self, now: Time) {
         self.stats.timeouts += 1;
-        if !self.ledger.anything_acked() {
+        if !self.outstanding.anything_acked() {
             self.restart(now);
             return;
         }
@@ -296,15 +302,16 @@ impl Verus {
         } else {
             self.loss_phase = true;
             self.dest = self.dmin_ms();
-            self.ledger.forget_all();
+            self.outstanding.forget_all();
         }
         self.timeout_at = now + loss_timeout(self.last_rtt_ms);
     }
 
     /// Per-ACK bookkeeping of an acknowledged packet Verus still counted.
-    fn record_ack(&mut self, rtt_ms: f64, w_sent: usize) {
+    fn record_ack(&mut self, now: Time, rtt: Duration, w_sent: usize) {
+        let rtt_ms = rtt.as_secs_f64() * 1000.0;
         self.epoch_max_rtt = Some(self.epoch_max_rtt.map_or(rtt_ms, |m| m.max(rtt_ms)));
-        self.dtbar = Some(self.dtbar.map_or(rtt_ms, |d| (1.0 - EWMA_GAIN) * d + EWMA_GAIN * rtt_ms));
+        self.rtt.on_sample(now, rtt);
         self.dmin = Some(self.dmin.map_or(rtt_ms, |d| d.min(rtt_ms)));
         if !self.loss_phase {
             self.profile.record(w_sent, rtt_ms);
@@ -319,7 +326,7 @@ impl Verus {
 
     /// One 5 ms epoch: rule 1 always, rules 2 to 7 after slow start.
     fn epoch(&mut self, now: Time) {
-        for lost in self.ledger.expire(now, MISSING_EXPIRY) {
+        for lost in self.outstanding.expire(now, MISSING_EXPIRY) {
             self.packet_lost(now, lost);
         }
         if self.slow_start {
@@ -344,7 +351,7 @@ impl Verus {
             dmin: self.dmin_ms(),
             dest: self.dest,
             wcrt: self.packets_in_flight(),
-            dtbar: self.dtbar.unwrap_or(0.0),
+            dtbar: self.dtbar_ms().unwrap_or(0.0),
             leaving_slow_start: self.leaving_slow_start,
             r: self.r,
         };
@@ -374,7 +381,7 @@ impl Controller for Verus {
         let flight = packet.bytes_in_flight as f64 / self.mss as f64;
         self.usage.sent(flight);
         let memo = SendMemo::new(self.session, self.w, flight).encode();
-        self.ledger.sent(packet.seq, packet.bytes, memo);
+        self.outstanding.sent(packet.seq, packet.bytes, memo);
         memo
     }
 
@@ -405,9 +412,9 @@ impl Controller for Verus {
             self.leaving_slow_start = false;
             self.epoch_max_rtt = None;
         }
-        let acked = self.ledger.acked(now, ack.seq);
+        let acked = self.outstanding.acked(now, ack.seq);
         if acked.packet.is_some() {
-            self.record_ack(rtt_ms, w_sent);
+            self.record_ack(now, ack.rtt, w_sent);
         }
         if acked.advanced {
             self.last_ack_at = now;
@@ -433,7 +440,7 @@ impl Controller for Verus {
         if SendMemo::decode(loss.memo).session != self.session {
             return;
         }
-        if let Some(packet) = self.ledger.lost(loss.seq) {
+        if let Some(packet) = self.outstanding.lost(loss.seq) {
             self.packet_lost(now, packet);
         }
     }
@@ -445,7 +452,8 @@ impl Controller for Verus {
         }
         if now >= self.next_epoch {
             self.epoch(now);
-            let rtt = Duration::from_micros((self.dtbar.unwrap_or(0.0).max(0.0) * 1000.0) as u64);
+            let srtt = self.rtt.srtt().unwrap_or_default();
+            let rtt = Duration::from_micros(u64::try_from(srtt.as_micros()).unwrap_or(u64::MAX));
             self.usage.roll(now, rtt.max(EPOCH));
             let next = self.next_epoch + EPOCH;
             self.next_epoch = if next > now { next } else { now + EPOCH };
@@ -470,7 +478,7 @@ impl Controller for Verus {
         };
         let ms = |v: f64| std::time::Duration::from_micros((v.max(0.0) * 1000.0) as u64);
         Metrics {
-            srtt: self.dtbar.map(ms),
+            srtt: self.rtt.srtt(),
             min_rtt: self.dmin.map(ms),
             extra: vec![
                 ("w", self.w),

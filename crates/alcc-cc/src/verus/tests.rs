@@ -189,7 +189,7 @@ fn loss_phase_entry_formula_with_a_small_lost_window() {
     let seq = h.send(now).first().copied().unwrap_or_else(|| *h.in_flight.keys().next().unwrap());
     let memo = SendMemo::new(0, 1.0, 1.0).encode();
     h.in_flight.insert(seq, (memo, now));
-    h.v.ledger.sent(seq, MSS, memo);
+    h.v.outstanding.sent(seq, MSS, memo);
     h.lose(now, seq);
     assert_eq!(h.v.target_window(), 1.0);
 }

@@ -1,17 +1,17 @@
 //! UDP-mode feedback: the receiver's per-datagram ACKs and reports, with loss detection by
-//! [`alcc_cc::inflight::InFlight`] (3 later packets acknowledged, a reordering window of
+//! [`alcc_cc::sent_packets::SentPackets`] (3 later packets acknowledged, a reordering window of
 //! 9/8 RTT, or an RTO; RFC 8985 and RFC 6298), as the simulator does. Nothing is retransmitted:
 //! a lost datagram's bytes are gone, as in the reference implementations.
 //!
 //! The flow's ledger counts bytes by offset; here a chunk leaves it (is "settled") once it
 //! and every chunk before it was acknowledged or declared lost, so the ledger's bytes in
-//! flight never undercount what InFlight holds.
+//! flight never undercount what SentPackets holds.
 
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;
 
-use alcc_cc::inflight::InFlight;
+use alcc_cc::sent_packets::SentPackets;
 use alcc_cc::{ReceiverReport, Time};
 
 use crate::feedback::framed::protocol_error;
@@ -24,7 +24,7 @@ use crate::wire::{Frame, WireError};
 /// UDP-mode feedback for one flow.
 #[derive(Debug, Default)]
 pub struct UdpFeedback {
-    inflight: InFlight,
+    sent: SentPackets,
     /// Chunks not yet settled: (sequence, end offset, acknowledged or lost).
     pending: VecDeque<(u64, u64, bool)>,
     scratch: Vec<u8>,
@@ -67,7 +67,7 @@ impl UdpFeedback {
         }
         match frame {
             Frame::Ack(a) => {
-                if a.seq >= self.inflight.next_seq() {
+                if a.seq >= self.sent.next_seq() {
                     return Err(io::Error::new(
                         io::ErrorKind::InvalidData,
                         format!("alcc udp: ACK for packet {} never sent", a.seq),
@@ -75,7 +75,7 @@ impl UdpFeedback {
                 }
                 self.acks += 1;
                 // Duplicates and ACKs of packets already declared lost carry no sample.
-                if let Some(sample) = self.inflight.on_ack(now, a.seq) {
+                if let Some(sample) = self.sent.on_ack(now, a.seq) {
                     self.mark(a.seq);
                     out.push(Feedback::Ack(sample));
                 }
@@ -94,7 +94,7 @@ impl FeedbackSource for UdpFeedback {
     }
 
     fn on_sent(&mut self, chunk: &Chunk) {
-        self.inflight.on_sent(chunk.seq, chunk.bytes(), chunk.sent_at, chunk.memo);
+        self.sent.on_sent(chunk.seq, chunk.bytes(), chunk.sent_at, chunk.memo);
         self.pending.push_back((chunk.seq, chunk.end, false));
     }
 
@@ -126,7 +126,7 @@ impl FeedbackSource for UdpFeedback {
             self.scratch = buf;
             r?;
         }
-        for loss in self.inflight.detect_losses(now) {
+        for loss in self.sent.detect_losses(now) {
             self.losses += 1;
             self.mark(loss.seq);
             out.push(Feedback::Loss(loss));
@@ -136,7 +136,7 @@ impl FeedbackSource for UdpFeedback {
     }
 
     fn next_deadline(&self) -> Option<Time> {
-        self.inflight.loss_deadline()
+        self.sent.loss_deadline()
     }
 
     fn stats(&self) -> FeedbackStats {
@@ -170,7 +170,7 @@ mod tests {
             f.take(Time::from_millis(20), &ack(seq), &mut out).unwrap();
         }
         assert_eq!(l.bytes_in_flight(), 500, "nothing settles past the hole");
-        for loss in f.inflight.detect_losses(Time::from_millis(20)) {
+        for loss in f.sent.detect_losses(Time::from_millis(20)) {
             f.mark(loss.seq);
             out.push(Feedback::Loss(loss));
         }
@@ -220,7 +220,7 @@ mod tests {
 
     proptest::proptest! {
         /// Random sends, ACKs (of any sequence number, duplicates, out of order) and loss
-        /// checks: no panic; the ledger never counts fewer bytes in flight than InFlight; a
+        /// checks: no panic; the ledger never counts fewer bytes in flight than SentPackets; a
         /// packet is reported at most once (acknowledged or lost); once every packet is
         /// acknowledged or lost, the ledger is settled.
         #[test]
@@ -245,7 +245,7 @@ mod tests {
                     }
                     _ => {}
                 }
-                for loss in f.inflight.detect_losses(now) {
+                for loss in f.sent.detect_losses(now) {
                     f.mark(loss.seq);
                     out.push(Feedback::Loss(loss));
                 }
@@ -258,9 +258,9 @@ mod tests {
                     };
                     proptest::prop_assert!(reported.insert(seq), "packet {} reported twice", seq);
                 }
-                proptest::prop_assert!(l.bytes_in_flight() >= f.inflight.bytes_in_flight());
+                proptest::prop_assert!(l.bytes_in_flight() >= f.sent.bytes_in_flight());
             }
-            if f.inflight.bytes_in_flight() == 0 {
+            if f.sent.bytes_in_flight() == 0 {
                 proptest::prop_assert_eq!(l.bytes_in_flight(), 0);
             }
         }

@@ -1,4 +1,5 @@
-//! The sender's ledger of packets in flight, with loss detection (RFC 8985 style).
+//! [`SentPackets`]: the packets a sender has in flight, turned into ACK samples and losses
+//! (RFC 8985 style loss detection).
 //!
 //! Used by transports that number packets consecutively and get one acknowledgement per packet
 //! (the simulator, UDP mode). It remembers each packet's send time and the controller's memo,
@@ -7,7 +8,7 @@
 //! - by time threshold: a later packet acknowledged and `9/8 x max(srtt, latest RTT)` elapsed
 //!   since it was sent (RFC 8985 section 6.2, reordering window);
 //! - by timeout: nothing acknowledged for an RTO (`srtt + 4 x rttvar`, at least 200 ms, 1 s before
-//!   any sample; RFC 6298), after which every packet sent before `now - RTO` is lost. Each
+//!   any sample; RFC 6298, from the shared [`RttEstimator`]), after which every packet sent before `now - RTO` is lost. Each
 //!   timeout doubles the RTO until the next acknowledgement (RFC 6298 section 5.5, "back off
 //!   the timer"; at most 60 s, section 2.5), so that a long outage of the path (a cellular
 //!   trace's gap of 800 ms) costs one or two timeouts, not one every 200 ms, each condemning
@@ -17,6 +18,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::event::{AckSample, LossEvent};
+use crate::rtt::RttEstimator;
 use crate::time::{duration_micros, Time};
 
 const PACKET_THRESHOLD: u64 = 3;
@@ -34,25 +36,23 @@ struct Entry {
 
 /// Packets in flight, indexed by consecutive sequence numbers.
 #[derive(Clone, Debug, Default)]
-pub struct InFlight {
+pub struct SentPackets {
     /// `slots[i]` is packet `base + i`; `None` once acknowledged or declared lost.
     slots: VecDeque<Option<Entry>>,
     base: u64,
     bytes: u64,
     delivered: u64,
     largest_acked: Option<u64>,
-    srtt: Option<Duration>,
-    rttvar: Duration,
-    latest_rtt: Duration,
+    rtt: RttEstimator,
     last_ack_at: Option<Time>,
     /// Timeouts since the last acknowledgement: the RTO is doubled this many times.
     backoff: u32,
 }
 
-impl InFlight {
+impl SentPackets {
     /// An empty ledger whose first packet will be `first_seq`.
-    pub fn new(first_seq: u64) -> InFlight {
-        InFlight { base: first_seq, ..InFlight::default() }
+    pub fn new(first_seq: u64) -> SentPackets {
+        SentPackets { base: first_seq, ..SentPackets::default() }
     }
 
     /// Bytes sent and neither acknowledged nor declared lost.
@@ -67,7 +67,7 @@ impl InFlight {
 
     /// The smoothed RTT (RFC 6298), once there is a sample.
     pub fn srtt(&self) -> Option<Duration> {
-        self.srtt
+        self.rtt.srtt()
     }
 
     /// The next sequence number `on_sent` expects.
@@ -89,7 +89,7 @@ impl InFlight {
         self.bytes -= entry.bytes;
         self.delivered += entry.bytes;
         let rtt = now.saturating_since(entry.sent_at);
-        self.update_rtt(rtt);
+        self.rtt.on_sample(now, rtt);
         self.last_ack_at = Some(now);
         self.backoff = 0;
         self.largest_acked = Some(self.largest_acked.map_or(seq, |l| l.max(seq)));
@@ -161,33 +161,14 @@ impl InFlight {
     /// In whole microseconds, so that [`loss_deadline`](Self::loss_deadline) and
     /// [`detect_losses`](Self::detect_losses) agree exactly on `Time`'s resolution.
     fn reorder_window(&self) -> Duration {
-        let base = self.srtt.unwrap_or(INITIAL_RTO).max(self.latest_rtt);
+        let base = self.rtt.srtt().unwrap_or(INITIAL_RTO).max(self.rtt.latest().unwrap_or_default());
         whole_micros(base * 9 / 8)
     }
 
     fn rto(&self) -> Duration {
-        let base = match self.srtt {
-            None => INITIAL_RTO,
-            Some(srtt) => (srtt + 4 * self.rttvar).max(MIN_RTO),
-        };
+        let base = self.rtt.rfc6298_rto().map_or(INITIAL_RTO, |rto| rto.max(MIN_RTO));
         let factor = 1u32.checked_shl(self.backoff).unwrap_or(u32::MAX);
         whole_micros(base.checked_mul(factor).unwrap_or(MAX_RTO).min(MAX_RTO))
-    }
-
-    /// RFC 6298 section 2: alpha = 1/8, beta = 1/4.
-    fn update_rtt(&mut self, rtt: Duration) {
-        self.latest_rtt = rtt;
-        match self.srtt {
-            None => {
-                self.srtt = Some(rtt);
-                self.rttvar = rtt / 2;
-            }
-            Some(srtt) => {
-                let err = srtt.abs_diff(rtt);
-                self.rttvar = (self.rttvar * 3 + err) / 4;
-                self.srtt = Some((srtt * 7 + rtt) / 8);
-            }
-        }
     }
 
     fn trim(&mut self) {
@@ -212,7 +193,7 @@ mod tests {
 
     #[test]
     fn ack_returns_sample_with_memo_and_rtt() {
-        let mut f = InFlight::new(0);
+        let mut f = SentPackets::new(0);
         f.on_sent(0, 1500, ms(0), 7);
         f.on_sent(1, 1500, ms(1), 8);
         assert_eq!(f.bytes_in_flight(), 3000);
@@ -225,7 +206,7 @@ mod tests {
 
     #[test]
     fn three_later_acks_declare_a_loss() {
-        let mut f = InFlight::new(0);
+        let mut f = SentPackets::new(0);
         for s in 0..5 {
             f.on_sent(s, 1000, ms(s), 0);
         }
@@ -242,7 +223,7 @@ mod tests {
 
     #[test]
     fn time_threshold_after_a_later_ack() {
-        let mut f = InFlight::new(0);
+        let mut f = SentPackets::new(0);
         f.on_sent(0, 1000, ms(0), 0);
         f.on_sent(1, 1000, ms(0), 0);
         f.on_ack(ms(40), 1); // srtt = 40 ms, window 45 ms
@@ -254,7 +235,7 @@ mod tests {
 
     #[test]
     fn timeout_declares_everything_old() {
-        let mut f = InFlight::new(10);
+        let mut f = SentPackets::new(10);
         f.on_sent(10, 1000, ms(0), 0);
         f.on_sent(11, 1000, ms(500), 0);
         assert_eq!(f.loss_deadline(), Some(ms(1000)));
@@ -269,7 +250,7 @@ mod tests {
 
     #[test]
     fn timeouts_back_off_until_an_ack() {
-        let mut f = InFlight::new(0);
+        let mut f = SentPackets::new(0);
         f.on_sent(0, 1000, ms(0), 0);
         f.on_ack(ms(40), 0); // srtt 40, rttvar 20: RTO max(120, 200) = 200 ms
                              // An outage: what is sent is only queued; nothing comes back for 900 ms.
@@ -292,7 +273,7 @@ mod tests {
 
     #[test]
     fn backed_off_rto_is_capped_at_60_s() {
-        let mut f = InFlight::new(0);
+        let mut f = SentPackets::new(0);
         let mut now = ms(0);
         for seq in 0..12 {
             f.on_sent(seq, 1000, now, 0);

@@ -4,7 +4,7 @@
 //! packets become "missing"; a missing packet still unacknowledged 150 ms after it was found
 //! missing is lost (the clock starts when the gap is seen, as in the reference, not at send).
 //! The transport may also declare a packet lost; whichever comes first counts, and a packet
-//! leaves the ledger at its first ACK or loss, so nothing is counted lost twice.
+//! leaves this set at its first ACK or loss, so nothing is counted lost twice.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -22,7 +22,7 @@ pub struct Outstanding {
     pub memo: u64,
 }
 
-/// What an ACK did to the ledger.
+/// What an ACK did to the outstanding packets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Acked {
     /// The packet, if it was still outstanding (not yet acknowledged, lost or forgotten).
@@ -33,7 +33,7 @@ pub struct Acked {
 
 /// The packets Verus counts in flight (`Wcrt`) and the missing-packet queue.
 #[derive(Clone, Debug, Default)]
-pub struct Ledger {
+pub struct OutstandingPackets {
     outstanding: BTreeMap<u64, Outstanding>,
     outstanding_bytes: u64,
     highest_acked: Option<u64>,
@@ -42,10 +42,10 @@ pub struct Ledger {
     missing: VecDeque<(u64, Time)>,
 }
 
-impl Ledger {
-    /// An empty ledger.
-    pub fn new() -> Ledger {
-        Ledger::default()
+impl OutstandingPackets {
+    /// No packet outstanding.
+    pub fn new() -> OutstandingPackets {
+        OutstandingPackets::default()
     }
 
     /// A packet was sent.
@@ -106,7 +106,7 @@ impl Ledger {
 
     /// Forgets everything, including what was acknowledged (a slow-start restart).
     pub fn clear(&mut self) {
-        *self = Ledger { highest_sent: self.highest_sent, ..Ledger::default() };
+        *self = OutstandingPackets { highest_sent: self.highest_sent, ..OutstandingPackets::default() };
     }
 
     /// Bytes Verus counts in flight.
@@ -144,8 +144,8 @@ mod tests {
         Time::from_millis(t)
     }
 
-    fn ledger_with(seqs: std::ops::RangeInclusive<u64>) -> Ledger {
-        let mut l = Ledger::new();
+    fn outstanding_with(seqs: std::ops::RangeInclusive<u64>) -> OutstandingPackets {
+        let mut l = OutstandingPackets::new();
         for s in seqs {
             l.sent(s, 1000, s * 10);
         }
@@ -154,7 +154,7 @@ mod tests {
 
     #[test]
     fn gaps_expire_150ms_after_they_are_seen() {
-        let mut l = ledger_with(1..=5);
+        let mut l = outstanding_with(1..=5);
         assert_eq!(l.outstanding_packets(), 5);
         let a = l.acked(ms(10), 1);
         assert!(a.advanced);
@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn never_lost_twice() {
-        let mut l = ledger_with(1..=3);
+        let mut l = outstanding_with(1..=3);
         l.acked(ms(1), 3); // 1, 2 missing
         assert_eq!(l.lost(1).map(|p| p.seq), Some(1)); // the transport first
         assert_eq!(l.lost(1), None);
@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn forget_and_clear() {
-        let mut l = ledger_with(1..=4);
+        let mut l = outstanding_with(1..=4);
         l.acked(ms(1), 2);
         l.forget_all();
         assert_eq!((l.outstanding_packets(), l.outstanding_bytes(), l.missing_count()), (0, 0, 0));
