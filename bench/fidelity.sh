@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fidelity of ALCC-X against native X (issue 5): the same controller code run above kernel TCP
-# and as its authors ran it (over UDP), side by side on the same traces.
+# Fidelity of ALCC-X against our own UDP X (issue 5): the same controller code run above kernel
+# TCP and over UDP (alcc's own implementation, not the authors' program; the harness calls it
+# udp-X), side by side on the same traces.
 #
 # For each trace (CampusWalk, highwayGold, rapidGold from $ALCC_TRACE_DIR/alcc-paper, or a
 # synthetic cellular trace from `alcc trace gen` when that directory is absent), the same trace
@@ -11,7 +12,7 @@
 #   sprout framed (`alcc get --mode framed`) vs  sprout udp
 # RUNS times each (interleaved: run 1 of every cell, then run 2, ...). `alcc analyze --json` on
 # the downlink log gives throughput and p95 one-way delay; the table gives per trace and pair
-# the medians over the runs and the difference of alcc from native in percent.
+# the medians over the runs and the difference of alcc from our UDP version in percent.
 # Every emulator run holds /tmp/alcc-emu.lock (shared with other users of the emulator).
 #
 # Usage: bench/fidelity.sh [--quick] [--runs N] [--seconds N] [--traces A,B] [--pairs copa,verus,sprout]
@@ -86,7 +87,7 @@ if [ ${#traces[@]} -eq 0 ]; then
 fi
 [ "$quick" -eq 1 ] && traces=("${traces[0]}")
 
-# The cells: "cc:alcc-mode" then "cc:native-mode" per pair.
+# The cells: "cc:alcc-mode" then "cc:udp" per pair.
 cells=()
 IFS=, read -ra pair_list <<<"$pairs"
 for p in "${pair_list[@]}"; do
@@ -146,7 +147,7 @@ cell_median() {
 }
 
 echo
-echo "| trace | pair | alcc Mbit/s | native Mbit/s | diff % | alcc p95 ms | native p95 ms | diff % |"
+echo "| trace | pair | alcc Mbit/s | udp Mbit/s | diff % | alcc p95 ms | udp p95 ms | diff % |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 for trace in "${traces[@]}"; do
   name="$(basename "$trace" .trace)"

@@ -3,7 +3,7 @@
 # synthetic cellular trace.
 #   As root: `alcc experiment run experiments/demo.toml` (real downloads through the
 #   trace-driven emulator: plain kernel CUBIC fetched by curl, alcc's Copa, Verus and Sprout over
-#   kernel CUBIC, native Copa over UDP), then `alcc-report` writes report.html and report.md.
+#   kernel CUBIC, alcc's own Copa, Verus and Sprout over UDP), then `alcc-report` writes report.html and report.md.
 #   Not root (no network namespaces): the same comparison in the simulator only.
 # Usage: scripts/demo.sh [OUT_DIR]   (default results/demo-DATE-TIME; an existing OUT_DIR with
 # the same spec resumes, skipping complete runs)

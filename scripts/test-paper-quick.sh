@@ -18,7 +18,7 @@ fi
 out=target/paper-quick
 target/release/alcc experiment run experiments/paper.toml --quick --out "$out" --force
 .venv/bin/alcc-report "$out" --check-render --screenshot "$out/report.png"
-# Every scheme ran on both traces, and each alcc-X has its native-X beside it.
+# Every scheme ran on both traces, and each alcc-X has its udp-X beside it.
 .venv/bin/python - "$out/results.json" <<'PY'
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
@@ -27,7 +27,7 @@ bad = [r for r in runs if r["status"] != "ok"]
 assert not bad, f"failed runs: {bad}"
 for trace in ("CampusWalk", "highwayGold"):
     for cc in ("verus", "copa", "sprout"):
-        for family in ("alcc", "native"):
+        for family in ("alcc", "udp"):
             row = [r for r in runs if r["trace"] == trace and r["scheme"] == f"{family}-{cc}"]
             assert row and row[0]["throughput_mbps"] > 0.5, f"{trace} {family}-{cc}: {row}"
 print("test-paper-quick: 18 runs ok, report rendered:", sys.argv[1].replace("results.json", "report.html"))

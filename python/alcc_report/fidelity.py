@@ -1,9 +1,11 @@
-"""The fidelity table: ALCC-X (over any kernel underlay) against native-X on the same trace.
+"""The fidelity tables: each scheme of one family against the same controller in another family
+on the same trace (:data:`alcc_report.schemes.COMPARISONS`; today ALCC-X over any kernel underlay
+against our own UDP X).
 
 The ALCC paper (Section 5, Figures 5-13) claims that ALCC-X matches X as its authors ran it: the
-throughput and delay of the two differ by a few percent (3-10 %). Per trace and ALCC scheme we
-take the median over runs of the per-run throughput and of the per-run 95th-percentile one-way
-delay, and the difference ``(alcc - native) / native * 100``; a difference above
+throughput and delay of the two differ by a few percent (3-10 %). Per trace and compared scheme
+we take the median over runs of the per-run throughput and of the per-run 95th-percentile
+one-way delay, and the difference ``(scheme - reference) / reference * 100``; a difference above
 :data:`FLAG_PERCENT` in magnitude is flagged.
 """
 
@@ -13,80 +15,87 @@ import math
 
 import pandas as pd
 
+from alcc_report.schemes import COMPARISONS, Comparison
+
 #: A difference larger than this (in percent, either sign) is flagged.
 FLAG_PERCENT = 10.0
 
 #: The columns of :func:`fidelity_table`.
 FIDELITY_COLUMNS = [
     "trace",
-    "alcc",
-    "native",
-    "alcc_runs",
-    "native_runs",
-    "alcc_throughput_mbps",
-    "native_throughput_mbps",
+    "scheme",
+    "reference",
+    "scheme_runs",
+    "reference_runs",
+    "scheme_throughput_mbps",
+    "reference_throughput_mbps",
     "throughput_diff_pct",
-    "alcc_p95_ms",
-    "native_p95_ms",
+    "scheme_p95_ms",
+    "reference_p95_ms",
     "p95_diff_pct",
     "flagged",
     "note",
 ]
 
 
-def percent_difference(alcc: float, native: float) -> float:
-    """``(alcc - native) / native * 100``; NaN when either is unknown or native is zero."""
-    if math.isnan(alcc) or math.isnan(native) or native == 0:
+def percent_difference(value: float, reference: float) -> float:
+    """``(value - reference) / reference * 100``; NaN when either is unknown or reference is 0."""
+    if math.isnan(value) or math.isnan(reference) or reference == 0:
         return math.nan
-    return (alcc - native) / native * 100.0
+    return (value - reference) / reference * 100.0
 
 
-def fidelity_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per (trace, ALCC scheme): medians over the ok runs, differences, flag and note.
+def fidelity_table(runs: pd.DataFrame, comparison: Comparison = COMPARISONS[0]) -> pd.DataFrame:
+    """One row per (trace, scheme of ``comparison.subject``): medians over the ok runs,
+    differences against the ``comparison.reference`` scheme of the same controller, flag, note.
 
-    ``runs`` has the columns of ``results.csv``; failed runs are ignored. A missing native-X, or
-    no completed run on either side, leaves the numbers empty and says so in ``note``.
+    ``runs`` has the columns of ``results.csv``; failed runs are ignored. A missing reference,
+    or no completed run on either side, leaves the numbers empty and says so in ``note``.
     """
     rows = []
     ok = runs[runs["status"] == "ok"]
-    alcc_schemes = runs[runs["family"] == "alcc"][["trace", "scheme", "cc"]].drop_duplicates()
-    for trace, scheme, cc in sorted(alcc_schemes.itertuples(index=False, name=None)):
-        native = f"native-{cc}"
+    subjects = runs[runs["family"] == comparison.subject][["trace", "scheme", "cc"]].drop_duplicates()
+    for trace, scheme, cc in sorted(subjects.itertuples(index=False, name=None)):
         mine = ok[(ok["trace"] == trace) & (ok["scheme"] == scheme)]
-        theirs = ok[(ok["trace"] == trace) & (ok["family"] == "native") & (ok["cc"] == cc)]
-        native_listed = ((runs["trace"] == trace) & (runs["family"] == "native") & (runs["cc"] == cc)).any()
-        row = {
-            "trace": trace,
-            "alcc": scheme,
-            "native": native,
-            "alcc_runs": len(mine),
-            "native_runs": len(theirs),
-        }
-        a_tput = float(mine["throughput_mbps"].median()) if len(mine) else math.nan
-        n_tput = float(theirs["throughput_mbps"].median()) if len(theirs) else math.nan
-        a_p95 = float(mine["delay_p95_ms"].median()) if len(mine) else math.nan
-        n_p95 = float(theirs["delay_p95_ms"].median()) if len(theirs) else math.nan
-        tput_diff = percent_difference(a_tput, n_tput)
-        p95_diff = percent_difference(a_p95, n_p95)
+        listed = runs[
+            (runs["trace"] == trace) & (runs["family"] == comparison.reference) & (runs["cc"] == cc)
+        ]
+        theirs = listed[listed["status"] == "ok"]
+        reference_listed = len(listed) > 0
+        # The name as run (results of older harnesses say native-X), else the family's form.
+        names = sorted(set(listed["scheme"]))
+        reference = names[0] if len(names) == 1 else comparison.reference_name(cc)
+        s_tput = float(mine["throughput_mbps"].median()) if len(mine) else math.nan
+        r_tput = float(theirs["throughput_mbps"].median()) if len(theirs) else math.nan
+        s_p95 = float(mine["delay_p95_ms"].median()) if len(mine) else math.nan
+        r_p95 = float(theirs["delay_p95_ms"].median()) if len(theirs) else math.nan
+        tput_diff = percent_difference(s_tput, r_tput)
+        p95_diff = percent_difference(s_p95, r_p95)
         notes = []
-        if not native_listed:
-            notes.append(f"no {native} runs on this trace")
+        if not reference_listed:
+            notes.append(f"no {reference} runs on this trace")
         elif theirs.empty:
-            notes.append(f"every {native} run failed")
+            notes.append(f"every {reference} run failed")
         if mine.empty:
             notes.append(f"every {scheme} run failed")
         flagged = any(abs(d) > FLAG_PERCENT for d in (tput_diff, p95_diff) if not math.isnan(d))
         if flagged:
             notes.append(f"differs by more than {FLAG_PERCENT:g} %")
-        row.update(
-            alcc_throughput_mbps=a_tput,
-            native_throughput_mbps=n_tput,
-            throughput_diff_pct=tput_diff,
-            alcc_p95_ms=a_p95,
-            native_p95_ms=n_p95,
-            p95_diff_pct=p95_diff,
-            flagged=flagged,
-            note="; ".join(notes),
+        rows.append(
+            {
+                "trace": trace,
+                "scheme": scheme,
+                "reference": reference,
+                "scheme_runs": len(mine),
+                "reference_runs": len(theirs),
+                "scheme_throughput_mbps": s_tput,
+                "reference_throughput_mbps": r_tput,
+                "throughput_diff_pct": tput_diff,
+                "scheme_p95_ms": s_p95,
+                "reference_p95_ms": r_p95,
+                "p95_diff_pct": p95_diff,
+                "flagged": flagged,
+                "note": "; ".join(notes),
+            }
         )
-        rows.append(row)
     return pd.DataFrame.from_records(rows, columns=FIDELITY_COLUMNS)

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from alcc_report.errors import ReportError
+from alcc_report.schemes import FAMILIES, RENAMED_FAMILIES
 
 #: The columns of ``results.csv``, in the harness's order (more may follow).
 RESULT_COLUMNS = [
@@ -48,8 +49,9 @@ RESULT_COLUMNS = [
 #: The metric columns: numbers, or empty when unknown (failed runs).
 METRIC_COLUMNS = RESULT_COLUMNS[RESULT_COLUMNS.index("duration_s") : RESULT_COLUMNS.index("dir")]
 
-#: The values of the ``family`` column.
-FAMILIES = ("tcp", "alcc", "native")
+#: Columns newer harnesses write that the report reads when present, with the value it uses for
+#: results written before them.
+OPTIONAL_COLUMNS = {"label": ""}
 
 #: The columns of a run's ``series.csv`` (500 ms bins; an empty delay cell = no packet).
 SERIES_COLUMNS = [
@@ -147,11 +149,12 @@ def load_results(path: Path) -> pd.DataFrame:
         status = cells["status"].strip()
         if status not in ("ok", "failed"):
             raise ReportError(f"{path}: line {line}, field status: {status!r} is neither ok nor failed")
-        family = cells["family"].strip()
+        family = RENAMED_FAMILIES.get(cells["family"].strip(), cells["family"].strip())
         if family not in FAMILIES:
             raise ReportError(
                 f"{path}: line {line}, field family: {family!r} is not one of {', '.join(FAMILIES)}"
             )
+        record["family"] = family
         try:
             record["run"] = int(cells["run"])
         except ValueError:
@@ -165,7 +168,10 @@ def load_results(path: Path) -> pd.DataFrame:
         records.append(record)
     columns = header if records else RESULT_COLUMNS
     frame = pd.DataFrame.from_records(records, columns=columns)
-    for column in ("trace", "scheme", "family", "cc", "underlay", "mode", "status", "error", "dir"):
+    for column, default in OPTIONAL_COLUMNS.items():
+        if column not in frame.columns:
+            frame[column] = default
+    for column in ("trace", "scheme", "family", "cc", "underlay", "mode", "status", "error", "dir", "label"):
         frame[column] = frame[column].astype(str).str.strip()
     return frame
 

@@ -10,7 +10,8 @@ from alcc_report.figures import cwnd, kde, region, scatter, timeseries
 from alcc_report.figures.common import Figure, Palette
 from alcc_report.load import Experiment
 from alcc_report.samples import RunFiles
-from alcc_report.tables import Table, cpu_rows, failed_table, fidelity_rows, summary_table
+from alcc_report.schemes import COMPARISONS
+from alcc_report.tables import Table, cpu_rows, failed_table, fidelity_rows, legend_table, summary_table
 
 
 @dataclass
@@ -54,7 +55,10 @@ def build_report(experiment: Experiment) -> Report:
     )
     sections = [
         Section(
-            "summary", "Summary", "Medians over the completed runs of each scheme.", [summary_table(runs)]
+            "summary",
+            "Summary",
+            "Medians over the completed runs of each scheme, and what each scheme is.",
+            [summary_table(runs), legend_table(runs)],
         ),
         Section(
             "failed",
@@ -81,18 +85,20 @@ def build_report(experiment: Experiment) -> Report:
                 empty="No completed run with data.",
             )
         )
-    fidelity = fidelity_table(runs)
-    sections.append(
-        Section(
-            "fidelity",
-            "Fidelity: ALCC-X against native X",
-            "Median over runs of the per-run throughput and of the per-run 95th-percentile one-way delay; "
-            f"difference = (alcc - native) / native; differences beyond {FLAG_PERCENT:g} % are flagged "
-            "(the paper reports 3-10 %).",
-            [fidelity_rows(fidelity)] if len(fidelity) else [],
-            empty="No ALCC scheme in this experiment.",
+    for comparison in COMPARISONS:
+        fidelity = fidelity_table(runs, comparison)
+        mine, theirs = comparison.subject_short, comparison.reference_short
+        sections.append(
+            Section(
+                comparison.key,
+                comparison.title,
+                f"{comparison.text} Median over runs of the per-run throughput and of the per-run "
+                f"95th-percentile one-way delay; difference = ({mine} - {theirs}) / {theirs}; differences "
+                f"beyond {FLAG_PERCENT:g} % are flagged (the paper reports 3-10 %).",
+                [fidelity_rows(fidelity, comparison)] if len(fidelity) else [],
+                empty=f"No {comparison.subject} scheme in this experiment.",
+            )
         )
-    )
     sections.append(
         Section(
             "fig1",

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 import pandas as pd
 
 from alcc_report.fidelity import FLAG_PERCENT
+from alcc_report.schemes import FAMILIES, Comparison
 
 
 @dataclass
 class Table:
     """A table of text cells."""
 
-    #: Identifier of the section (``summary``, ``failed``, ``fidelity``, ``cpu``).
+    #: Identifier of the table (``summary``, ``schemes``, ``failed``, ``fidelity``, ``cpu``).
     key: str
     #: Column headings.
     columns: list[str]
@@ -87,41 +88,54 @@ def failed_table(runs: pd.DataFrame) -> Table:
     return Table("failed", ["trace", "scheme", "run", "error", "directory"], rows)
 
 
-def fidelity_rows(table: pd.DataFrame) -> Table:
-    """The fidelity table (see :mod:`alcc_report.fidelity`) formatted."""
+def fidelity_rows(table: pd.DataFrame, comparison: Comparison) -> Table:
+    """A fidelity table (see :mod:`alcc_report.fidelity`) formatted, headed by both sides' names."""
     rows = []
     for _, r in table.iterrows():
         rows.append(
             [
                 str(r["trace"]),
-                str(r["alcc"]),
-                str(r["native"]),
-                f"{r['alcc_runs']}/{r['native_runs']}",
-                fmt(r["alcc_throughput_mbps"]),
-                fmt(r["native_throughput_mbps"]),
+                str(r["scheme"]),
+                str(r["reference"]),
+                f"{r['scheme_runs']}/{r['reference_runs']}",
+                fmt(r["scheme_throughput_mbps"]),
+                fmt(r["reference_throughput_mbps"]),
                 signed_percent(r["throughput_diff_pct"]),
-                fmt(r["alcc_p95_ms"], 1),
-                fmt(r["native_p95_ms"], 1),
+                fmt(r["scheme_p95_ms"], 1),
+                fmt(r["reference_p95_ms"], 1),
                 signed_percent(r["p95_diff_pct"]),
                 f"> {FLAG_PERCENT:g} %" if r["flagged"] else "",
                 str(r["note"]),
             ]
         )
+    mine, theirs = comparison.subject_short, comparison.reference_short
     columns = [
         "trace",
-        "ALCC scheme",
-        "native",
-        "runs (alcc/native)",
-        "alcc tput (Mbit/s)",
-        "native tput (Mbit/s)",
+        "scheme",
+        f"against ({theirs})",
+        f"runs ({mine}/{theirs})",
+        f"{mine} tput (Mbit/s)",
+        f"{theirs} tput (Mbit/s)",
         "tput diff",
-        "alcc p95 (ms)",
-        "native p95 (ms)",
+        f"{mine} p95 (ms)",
+        f"{theirs} p95 (ms)",
         "p95 diff",
         "flag",
         "note",
     ]
-    return Table("fidelity", columns, rows)
+    return Table(comparison.key, columns, rows)
+
+
+def legend_table(runs: pd.DataFrame) -> Table:
+    """What each scheme is: its family and the harness's label (the family's description for
+    results written before the label column existed)."""
+    rows = []
+    for scheme, group in runs.groupby("scheme", sort=True):
+        first = group.iloc[0]
+        family = FAMILIES.get(str(first["family"]))
+        label = str(first["label"]).strip() or (family.title if family else "")
+        rows.append([str(scheme), str(first["family"]), label])
+    return Table("schemes", ["scheme", "family", "what it is"], rows)
 
 
 def cpu_rows(table: pd.DataFrame) -> Table:

@@ -14,13 +14,15 @@ import make_fixture
 
 
 def write_results(root: Path, rows: list[dict]) -> Path:
-    """Writes results.csv with the contract's header; missing cells are empty."""
+    """Writes results.csv with the contract's header (and ``label`` when a row has one); missing
+    cells are empty."""
     root.mkdir(parents=True, exist_ok=True)
+    columns = RESULT_COLUMNS + (["label"] if any("label" in r for r in rows) else [])
     with (root / "results.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=RESULT_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         for row in rows:
-            writer.writerow({c: row.get(c, "") for c in RESULT_COLUMNS})
+            writer.writerow({c: row.get(c, "") for c in columns})
     return root / "results.csv"
 
 
@@ -78,7 +80,5 @@ def alcc_bin() -> Path:
 def simulated(tmp_path_factory, alcc_bin) -> Path:
     """A fixture experiment from real `alcc sim` runs, with one scheme whose runs all fail."""
     out = tmp_path_factory.mktemp("simulated")
-    schemes = ["tcp-cubic", "alcc-copa@cubic", "native-copa", "alcc-verus@cubic", "native-verus"]
-    return make_fixture.build_simulated(
-        out, alcc_bin, schemes, runs=2, duration=10, failing=("native-verus",)
-    )
+    schemes = ["tcp-cubic", "alcc-copa@cubic", "udp-copa", "alcc-verus@cubic", "udp-verus"]
+    return make_fixture.build_simulated(out, alcc_bin, schemes, runs=2, duration=10, failing=("udp-verus",))

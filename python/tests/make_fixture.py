@@ -3,7 +3,7 @@
 
 ``simulated``: every run is ``alcc sim`` on a synthetic cellular trace from ``alcc trace gen``
 (virtual time, a fraction of a second per run). The simulator stands in for every family:
-``tcp-cubic`` is ``--cc cubic``; ``alcc-X@cubic`` and ``native-X`` are both ``--cc X`` with
+``tcp-cubic`` is ``--cc cubic``; ``alcc-X@cubic`` and ``udp-X`` are both ``--cc X`` with
 different seeds (and a little random loss, so that the seeds matter). The simulator writes no
 link log and has no kernel, so these runs have ``series.csv``, ``summary.json`` and
 ``rusage.json`` (the CPU time of the ``alcc sim`` process) but no ``delays.csv`` and no
@@ -54,7 +54,7 @@ class Scheme:
 
     @property
     def family(self) -> str:
-        """tcp, alcc or native."""
+        """tcp, alcc or udp."""
         return self.name.split("-", 1)[0]
 
     @property
@@ -66,10 +66,10 @@ class Scheme:
 
     @property
     def underlay(self) -> str:
-        """The kernel CC (empty for native)."""
+        """The kernel CC (empty for udp)."""
         if self.family == "tcp":
             return self.name.split("-", 1)[1]
-        if self.family == "native":
+        if self.family == "udp":
             return ""
         rest = self.name.split("@", 1)
         return rest[1] if len(rest) == 2 else "cubic"
@@ -77,7 +77,7 @@ class Scheme:
     @property
     def mode(self) -> str:
         """kernel or udp."""
-        return "udp" if self.family == "native" else "kernel"
+        return "udp" if self.family == "udp" else "kernel"
 
 
 def _timed(command: list[str], **kwargs) -> tuple[subprocess.CompletedProcess, dict]:
@@ -184,9 +184,7 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
-    build_simulated(
-        args.out, alcc, ["tcp-cubic", "alcc-copa@cubic", "native-copa", "alcc-verus@cubic"], runs=3
-    )
+    build_simulated(args.out, alcc, ["tcp-cubic", "alcc-copa@cubic", "udp-copa", "alcc-verus@cubic"], runs=3)
     print(args.out)
     return 0
 

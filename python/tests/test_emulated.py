@@ -1,5 +1,5 @@
 """End to end over the real emulator (root): a small experiment by the harness (`alcc experiment
-run`: tcp-cubic, alcc-copa over kernel CUBIC, native Copa over UDP, 5 s each on a synthetic
+run`: tcp-cubic, alcc-copa over kernel CUBIC, alcc's own Copa over UDP, 5 s each on a synthetic
 cellular trace), then the report with every figure, rendered in headless Chromium. The run
 takes /tmp/alcc-emu.lock so that it never overlaps another emulator run."""
 
@@ -24,7 +24,7 @@ duration_s = 5
 runs = 1
 delay_ms = 10
 queue_bytes = 2000000
-schemes = ["tcp-cubic", "alcc-copa", "native-copa"]
+schemes = ["tcp-cubic", "alcc-copa", "udp-copa"]
 
 [[traces]]
 name = "synthetic"
@@ -64,7 +64,7 @@ def test_experiment_report_over_the_emulator(alcc_bin, tmp_path, capsys):
     report = build_report(experiment)
     assert sorted({f.section for f in report.figures()}) == ["fig1", "fig5", "fig6", "fig7", "pantheon"]
     rows = {r[1]: r for s in report.sections if s.key == "fidelity" for r in s.tables[0].rows}
-    assert rows["alcc-copa"][2] == "native-copa" and rows["alcc-copa"][6].endswith("%")
+    assert rows["alcc-copa"][2] == "udp-copa" and rows["alcc-copa"][6].endswith("%")
     browser_args = ["--check-render"] if find_browser() else []
     assert main([str(out), *browser_args]) == 0
     if browser_args:

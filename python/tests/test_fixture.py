@@ -12,5 +12,5 @@ def test_scheme_names():
         "cubic",
         "bbr",
     )
-    n = make_fixture.Scheme("native-sprout")
-    assert (n.family, n.cc, n.underlay, n.mode) == ("native", "sprout", "", "udp")
+    n = make_fixture.Scheme("udp-sprout")
+    assert (n.family, n.cc, n.underlay, n.mode) == ("udp", "sprout", "", "udp")

@@ -127,5 +127,16 @@ def test_extra_columns_at_the_end_are_kept(tmp_path):
     lines = [lines[0] + ",wall_s,max_rss_kb", lines[1] + ",11.5,5120"]
     (tmp_path / "results.csv").write_text("\n".join(lines) + "\n")
     runs = load_experiment(tmp_path).runs
-    assert list(runs.columns[-2:]) == ["wall_s", "max_rss_kb"]
+    assert list(runs.columns[-3:]) == ["wall_s", "max_rss_kb", "label"]
     assert runs["throughput_mbps"].iloc[0] == 8.0 and runs["wall_s"].iloc[0] == "11.5"
+
+
+def test_results_of_the_old_native_family_read_as_udp(tmp_path):
+    write_results(tmp_path, [run_row("t", "udp-copa"), run_row("t", "udp-verus", family="native")])
+    runs = load_experiment(tmp_path).runs
+    assert runs["family"].tolist() == ["udp", "udp"]
+    # Without a label column every run reads an empty label (the legend falls back to the family).
+    assert runs["label"].tolist() == ["", ""]
+    write_results(tmp_path, [run_row("t", "udp-copa", family="quic")])
+    with pytest.raises(ReportError, match=r"line 2, field family: 'quic' is not one of tcp, alcc, udp"):
+        load_experiment(tmp_path)

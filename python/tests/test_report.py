@@ -22,11 +22,11 @@ def sections(report):
 
 def crafted(tmp_path):
     """One trace: tcp-cubic (telemetry with window null), alcc-copa@cubic (telemetry), a failed
-    native-copa run and alcc-verus without native; one run each."""
+    udp-copa run and alcc-verus without udp-verus; one run each."""
     rows = [
         run_row("T", "tcp-cubic"),
         run_row("T", "alcc-copa@cubic", throughput_mbps=7.0, delay_p95_ms=30.0),
-        run_row("T", "native-copa", status="failed", error="alcc get: connection refused"),
+        run_row("T", "udp-copa", status="failed", error="alcc get: connection refused"),
         run_row("T", "alcc-verus@cubic"),
     ]
     write_results(tmp_path, rows)
@@ -53,14 +53,14 @@ def test_crafted_report_sections(tmp_path):
     for figure in report.figures():
         assert figure.png.startswith(b"\x89PNG\r\n\x1a\n")
     failed = by_key["failed"].tables[0].rows
-    assert failed == [["T", "native-copa", "0", "alcc get: connection refused", "runs/T/native-copa/run-0"]]
+    assert failed == [["T", "udp-copa", "0", "alcc get: connection refused", "runs/T/udp-copa/run-0"]]
     fidelity = {r[1]: r for r in by_key["fidelity"].tables[0].rows}
-    assert fidelity["alcc-copa@cubic"][-1] == "every native-copa run failed"
-    assert fidelity["alcc-verus@cubic"][-1] == "no native-verus runs on this trace"
+    assert fidelity["alcc-copa@cubic"][-1] == "every udp-copa run failed"
+    assert fidelity["alcc-verus@cubic"][-1] == "no udp-verus runs on this trace"
     notes = [r[0] for r in by_key["notes"].tables[0].rows]
     assert "runs/T/alcc-verus@cubic/run-0/telemetry.jsonl is missing" in notes
     # The failed run is excluded from the figures: its files are never looked for.
-    assert not any("native-copa" in n for n in notes)
+    assert not any("udp-copa" in n for n in notes)
 
 
 def test_html_is_self_contained(tmp_path):
@@ -91,10 +91,10 @@ def test_simulated_fixture_report(simulated, tmp_path):
         assert f"](report-figures/{name})" in md
     assert html.count("<img ") == 4
     # The failing scheme's runs are listed with alcc's own error text.
-    failed_rows = [line for line in md.splitlines() if line.startswith("| synthetic | native-verus |")]
+    failed_rows = [line for line in md.splitlines() if line.startswith("| synthetic | udp-verus |")]
     assert len(failed_rows) == 2 + 1  # two failed runs + one summary row
     assert any("absent.trace" in line for line in failed_rows)
-    fidelity = [line for line in md.splitlines() if "| alcc-copa@cubic | native-copa |" in line]
+    fidelity = [line for line in md.splitlines() if "| alcc-copa@cubic | udp-copa |" in line]
     assert len(fidelity) == 1 and re.search(r"[+-]\d+\.\d %", fidelity[0])
     cpu = [line for line in md.splitlines() if line.startswith("| synthetic | alcc-copa@cubic | 2 |")]
     assert len(cpu) == 1 and "| tcp-cubic |" in cpu[0] and re.search(r"\d\.\d\dx", cpu[0])
@@ -149,7 +149,7 @@ def test_cli_bad_results_header(tmp_path, capsys, empty_csv):
 def test_all_runs_failed_and_empty_results(tmp_path):
     rows = [
         run_row("T", "alcc-copa@cubic", status="failed", error="refused"),
-        run_row("T", "native-copa", status="failed", error="timeout"),
+        run_row("T", "udp-copa", status="failed", error="timeout"),
     ]
     write_results(tmp_path / "a", rows)
     report = build_report(load_experiment(tmp_path / "a"))
@@ -157,8 +157,23 @@ def test_all_runs_failed_and_empty_results(tmp_path):
     by_key = sections(report)
     assert len(by_key["failed"].tables[0].rows) == 2
     note = by_key["fidelity"].tables[0].rows[0][-1]
-    assert note == "every native-copa run failed; every alcc-copa@cubic run failed"
+    assert note == "every udp-copa run failed; every alcc-copa@cubic run failed"
     assert by_key["cpu"].tables == [] and by_key["fig5"].empty == "No completed run with data."
     write_results(tmp_path / "b", [])
     assert main([str(tmp_path / "b")]) == 0
     assert "0 runs on 0 traces" in (tmp_path / "b" / "report.md").read_text()
+
+
+def test_fidelity_section_says_what_it_compares(tmp_path):
+    rows = [
+        run_row("T", "alcc-copa@cubic", label="alcc's copa above kernel cubic (kernel mode)"),
+        run_row("T", "udp-copa", label="alcc's own copa over UDP (not its authors' program)"),
+    ]
+    write_results(tmp_path, rows)
+    by_key = sections(build_report(load_experiment(tmp_path)))
+    fidelity = by_key["fidelity"]
+    assert fidelity.title == "Fidelity: ALCC-X against our own UDP X"
+    assert "not X's authors' program" in fidelity.text
+    assert fidelity.tables[0].columns[2:4] == ["against (our UDP)", "runs (alcc/our UDP)"]
+    legend = {r[0]: r[1:] for r in by_key["summary"].tables[1].rows}
+    assert legend["udp-copa"] == ["udp", "alcc's own copa over UDP (not its authors' program)"]

@@ -39,31 +39,31 @@ def test_fidelity_medians_diffs_and_flags():
         run_row("A", "alcc-copa@cubic", 1, throughput_mbps=11.0, delay_p95_ms=50.0),
         run_row("A", "alcc-copa@cubic", 2, throughput_mbps=10.5, delay_p95_ms=44.0),
         run_row("A", "alcc-copa@cubic", 3, status="failed", error="x"),
-        run_row("A", "native-copa", 0, throughput_mbps=10.0, delay_p95_ms=40.0),
-        run_row("A", "native-copa", 1, throughput_mbps=10.0, delay_p95_ms=40.0),
+        run_row("A", "udp-copa", 0, throughput_mbps=10.0, delay_p95_ms=40.0),
+        run_row("A", "udp-copa", 1, throughput_mbps=10.0, delay_p95_ms=40.0),
         run_row("A", "alcc-verus@reno", 0, throughput_mbps=5.0, delay_p95_ms=20.0),
         run_row("B", "alcc-copa@bbr", 0, throughput_mbps=8.0, delay_p95_ms=100.0),
-        run_row("B", "native-copa", 0, status="failed", error="y"),
+        run_row("B", "udp-copa", 0, status="failed", error="y"),
     ]
-    table = fidelity_table(frame(rows)).set_index(["trace", "alcc"])
+    table = fidelity_table(frame(rows)).set_index(["trace", "scheme"])
     a = table.loc[("A", "alcc-copa@cubic")]
-    # medians: alcc 10.5 Mbit/s and 44 ms over the three ok runs; native 10 and 40.
-    assert (a["alcc_runs"], a["native_runs"]) == (3, 2)
-    assert math.isclose(a["alcc_throughput_mbps"], 10.5) and math.isclose(a["alcc_p95_ms"], 44.0)
+    # medians: alcc 10.5 Mbit/s and 44 ms over the three ok runs; our UDP Copa 10 and 40.
+    assert (a["scheme_runs"], a["reference_runs"]) == (3, 2)
+    assert math.isclose(a["scheme_throughput_mbps"], 10.5) and math.isclose(a["scheme_p95_ms"], 44.0)
     assert math.isclose(a["throughput_diff_pct"], 5.0)
     assert math.isclose(a["p95_diff_pct"], 10.0)
     assert not a["flagged"]
     verus = table.loc[("A", "alcc-verus@reno")]
-    assert verus["native"] == "native-verus" and "no native-verus runs" in verus["note"]
+    assert verus["reference"] == "udp-verus" and "no udp-verus runs" in verus["note"]
     assert math.isnan(verus["throughput_diff_pct"])
     b = table.loc[("B", "alcc-copa@bbr")]
-    assert "every native-copa run failed" in b["note"] and not b["flagged"]
+    assert "every udp-copa run failed" in b["note"] and not b["flagged"]
 
 
 def test_fidelity_flag_beyond_ten_percent():
     rows = [
         run_row("A", "alcc-copa@cubic", throughput_mbps=10.0, delay_p95_ms=44.1),
-        run_row("A", "native-copa", throughput_mbps=10.0, delay_p95_ms=40.0),
+        run_row("A", "udp-copa", throughput_mbps=10.0, delay_p95_ms=40.0),
     ]
     row = fidelity_table(frame(rows)).iloc[0]
     assert row["flagged"] and "more than 10 %" in row["note"]
@@ -77,8 +77,8 @@ def test_cpu_ratios_and_baselines():
         run_row("A", "alcc-copa@cubic", 0, cpu_s=6.0),
         run_row("A", "alcc-copa@reno", 0, cpu_s=3.0),
         run_row("A", "alcc-copa@bbr", 0, cpu_s=9.0),
-        run_row("A", "native-copa", 0, cpu_s=1.5),
-        run_row("A", "native-copa", 1, status="failed"),
+        run_row("A", "udp-copa", 0, cpu_s=1.5),
+        run_row("A", "udp-copa", 1, status="failed"),
         run_row("B", "alcc-copa@cubic", 0, cpu_s=1.0),
     ]
     table = cpu_table(frame(rows)).set_index(["trace", "scheme"])
@@ -89,8 +89,8 @@ def test_cpu_ratios_and_baselines():
     assert table.loc[("A", "alcc-copa@reno"), "baseline"] == "tcp-reno"
     assert math.isclose(table.loc[("A", "alcc-copa@reno"), "ratio"], 3.0)
     assert table.loc[("A", "alcc-copa@bbr"), "baseline"] == "tcp-cubic"
-    assert math.isclose(table.loc[("A", "native-copa"), "ratio"], 0.5)
-    assert table.loc[("A", "native-copa"), "runs"] == 1
+    assert math.isclose(table.loc[("A", "udp-copa"), "ratio"], 0.5)
+    assert table.loc[("A", "udp-copa"), "runs"] == 1
     assert math.isclose(table.loc[("A", "alcc-copa@cubic"), "cpu_ms_per_s"], 600.0)
     b = table.loc[("B", "alcc-copa@cubic")]
     assert math.isnan(b["ratio"]) and "no completed tcp-cubic run" in b["note"]
@@ -113,9 +113,9 @@ def test_markdown_table_escapes_pipes():
 
 
 def test_failed_table_first_line_of_error():
-    rows = [run_row("A", "native-copa", 2, status="failed", error="udp: timed out\ndetails")]
+    rows = [run_row("A", "udp-copa", 2, status="failed", error="udp: timed out\ndetails")]
     table = failed_table(frame(rows))
-    assert table.rows == [["A", "native-copa", "2", "udp: timed out", "runs/A/native-copa/run-2"]]
+    assert table.rows == [["A", "udp-copa", "2", "udp: timed out", "runs/A/udp-copa/run-2"]]
 
 
 def test_operating_region_property_random_populations():

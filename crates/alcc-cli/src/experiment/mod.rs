@@ -2,7 +2,8 @@
 //! of files per run and a results table (docs/experiment-format.md).
 //!
 //! - [`spec`]: the TOML experiment definition and its checks.
-//! - [`scheme`]: scheme names (`tcp-cubic`, `alcc-copa@reno`, `native-sprout`).
+//! - [`scheme`]: the kinds of scheme (`tcp-cubic`, `alcc-copa@reno`, `udp-sprout`), one type
+//!   each: its server, its client, its columns, what it needs.
 //! - [`runner`]: one run (one `alcc link` child) and its files.
 //! - [`analysis`]: summary, series and delay samples from the downlink log.
 //! - [`table`]: the results rows, CSV and JSON, and the medians printed at the end.

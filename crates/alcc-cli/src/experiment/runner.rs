@@ -1,5 +1,5 @@
-//! One run: one `alcc link` child (server `alcc serve`, client `curl` or `alcc get`), its files
-//! in the run directory, and its row of the results table.
+//! One run: one `alcc link` child (the scheme's server and client, see [`super::scheme`]), its
+//! files in the run directory, and its row of the results table.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::analysis;
-use super::scheme::{RunMode, Scheme};
+use super::scheme::{RunContext, Scheme};
 use super::spec::Spec;
 use super::table::{Row, FAILED, OK};
 use crate::rusage::RusageReport;
@@ -65,13 +65,14 @@ impl RunPlan {
 
     /// A row of this run with no metrics.
     fn empty_row(&self, status: &str, error: String) -> Row {
+        let kind = self.scheme.kind();
         Row {
             trace: self.trace.name.clone(),
             scheme: self.scheme.name.clone(),
-            family: self.scheme.family.as_str().to_string(),
-            cc: self.scheme.cc.clone(),
-            underlay: self.scheme.underlay_str().to_string(),
-            mode: self.scheme.mode.as_str().to_string(),
+            family: kind.family().as_str().to_string(),
+            cc: kind.cc().to_string(),
+            underlay: kind.underlay().to_string(),
+            mode: kind.mode().as_str().to_string(),
             run: self.run,
             status: status.to_string(),
             error,
@@ -88,6 +89,7 @@ impl RunPlan {
             dir: self.rel_dir().display().to_string(),
             wall_s: None,
             max_rss_kb: None,
+            label: kind.label(),
         }
     }
 }
@@ -124,37 +126,25 @@ pub struct Commands {
 
 /// Builds the command lines of `plan` with its files in `dir`.
 pub fn commands(alcc: &Path, spec: &Spec, plan: &RunPlan, dir: &Path) -> Commands {
-    let q = |p: &Path| shell_quote(&p.display().to_string());
-    let alcc_q = q(alcc);
-    let scheme = &plan.scheme;
-    let d = spec.duration_s;
-    let rusage = dir.join("rusage.json");
-    let mut server = format!("{alcc_q} serve --port {PORT} --cc {}", shell_quote(&scheme.cc));
-    if let Some(u) = &scheme.underlay {
-        server += &format!(" --underlay {}", shell_quote(u));
-    }
-    server += &format!(" --mode {} --bytes {OFFER_BYTES}", scheme.mode.as_str());
-    if scheme.mode == RunMode::Kernel {
-        server += " --http";
-    }
-    server += &format!(
-        " --count 1 --seconds {} --telemetry {} --rusage {}",
-        d + SERVER_GRACE_S,
-        q(&dir.join("telemetry.jsonl")),
-        q(&rusage)
-    );
-    // The client's deadline ends the download: curl's 28 and timeout's 124 mean "ran to the
-    // deadline". Then it waits (up to 10 s) for the server to exit and write its rusage.
-    let (download, deadline_status) = match scheme.mode {
-        RunMode::Kernel => {
-            (format!("curl -sS -o /dev/null --max-time {d} \"http://$ALCC_SERVER:{PORT}/\""), 28)
-        }
-        mode => (format!("timeout {d} {alcc_q} get \"$ALCC_SERVER:{PORT}\" --mode {}", mode.as_str()), 124),
+    let run = RunContext {
+        alcc,
+        dir,
+        duration_s: spec.duration_s,
+        port: PORT,
+        offer_bytes: OFFER_BYTES,
+        server_seconds: spec.duration_s + SERVER_GRACE_S,
     };
+    let kind = plan.scheme.kind();
+    let server = kind.server(&run);
+    let download = kind.client(&run);
+    // The client's deadline ends the download: its deadline status means success. Then it
+    // waits (up to 10 s) for the server to exit and write its rusage.
     let client = format!(
-        "sleep {CLIENT_START_DELAY_S}; {download}; s=$?; [ $s -eq {deadline_status} ] && s=0; i=0; \
+        "sleep {CLIENT_START_DELAY_S}; {}; s=$?; [ $s -eq {} ] && s=0; i=0; \
          while [ ! -e {r} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; exit $s",
-        r = q(&rusage)
+        download.command,
+        download.deadline_status,
+        r = run.quoted(&run.rusage())
     );
     let mut link: Vec<String> = vec![alcc.display().to_string(), "link".into()];
     let mut push = |args: &[&str]| link.extend(args.iter().map(|s| s.to_string()));
@@ -375,7 +365,7 @@ mod tests {
     }
 
     #[test]
-    fn sprout_is_framed_and_native_is_udp_with_alcc_get() {
+    fn sprout_is_framed_and_udp_is_udp_with_alcc_get() {
         let c = commands(Path::new("/bin/alcc"), &spec(), &plan("alcc-sprout"), Path::new("/d"));
         assert!(c.server.contains("--cc sprout --underlay cubic --mode framed --bytes"), "{}", c.server);
         assert!(!c.server.contains("--http"));
@@ -385,7 +375,7 @@ mod tests {
             c.client
         );
         assert!(c.client.contains("[ $s -eq 124 ] && s=0"));
-        let c = commands(Path::new("/bin/alcc"), &spec(), &plan("native-copa"), Path::new("/d"));
+        let c = commands(Path::new("/bin/alcc"), &spec(), &plan("udp-copa"), Path::new("/d"));
         assert!(c.server.contains("--cc copa --mode udp"), "{}", c.server);
         assert!(c.client.contains("--mode udp"));
     }

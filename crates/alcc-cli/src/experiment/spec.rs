@@ -140,7 +140,7 @@ pub struct Spec {
     /// Probability that a downlink packet is lost at random.
     #[serde(default)]
     pub loss: f64,
-    /// The schemes, e.g. `tcp-cubic`, `alcc-copa@reno`, `native-sprout`.
+    /// The schemes, e.g. `tcp-cubic`, `alcc-copa@reno`, `udp-sprout`.
     pub schemes: Vec<String>,
     /// The links.
     pub traces: Vec<TraceSpec>,
@@ -351,7 +351,7 @@ duration_s = 20
 runs = 3
 delay_ms = 10
 queue_bytes = 2000000
-schemes = ["tcp-cubic", "alcc-copa", "native-copa"]
+schemes = ["tcp-cubic", "alcc-copa", "udp-copa"]
 [[traces]]
 name = "synthetic"
 generate = { kind = "cellular", seed = 1, duration_s = 60 }
@@ -407,9 +407,11 @@ path = "/t/third.trace"
         assert!(e.contains("`runs`"), "{e}");
         let e = error(&DEMO.replace("delay_ms = 10", "delay_ms = -1"));
         assert!(e.contains("`delay_ms`"), "{e}");
-        let e = error(&DEMO.replace("\"native-copa\"", "\"native-copa\", \"udp-x\""));
-        assert!(e.contains("`schemes`") && e.contains("udp-x"), "{e}");
-        let e = error(&DEMO.replace("\"native-copa\"", "\"tcp-cubic\""));
+        let e = error(&DEMO.replace("\"udp-copa\"", "\"udp-copa\", \"quic-x\""));
+        assert!(e.contains("`schemes`") && e.contains("quic-x"), "{e}");
+        let e = error(&DEMO.replace("\"udp-copa\"", "\"native-copa\""));
+        assert!(e.contains("`schemes`") && e.contains("udp-copa"), "{e}");
+        let e = error(&DEMO.replace("\"udp-copa\"", "\"tcp-cubic\""));
         assert!(e.contains("listed twice"), "{e}");
         let e = error(&DEMO.replace("name = \"third\"", "name = \"CampusWalk\""));
         assert!(e.contains("traces[2].name") && e.contains("used twice"), "{e}");
@@ -444,8 +446,7 @@ path = "/t/third.trace"
         assert_eq!(names, ["CampusWalk", "highwayGold", "rapidGold"]);
         for cc in ["verus", "copa", "sprout"] {
             assert!(
-                paper.schemes.contains(&format!("alcc-{cc}"))
-                    && paper.schemes.contains(&format!("native-{cc}"))
+                paper.schemes.contains(&format!("alcc-{cc}")) && paper.schemes.contains(&format!("udp-{cc}"))
             );
         }
         for k in ["cubic", "reno", "bbr"] {
@@ -455,10 +456,10 @@ path = "/t/third.trace"
         assert_eq!((q.traces.len(), q.runs, q.duration_s), (2, 1, 8.0));
         let demo = Spec::parse("demo.toml", include_str!("../../../../experiments/demo.toml")).unwrap();
         assert!(demo.traces.iter().all(|t| t.generate.is_some()));
-        assert!(demo.parsed_schemes().iter().all(|s| s.known_cc));
+        assert!(demo.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
         let flavors =
             Spec::parse("flavors.toml", include_str!("../../../../experiments/flavors.toml")).unwrap();
-        assert!(flavors.parsed_schemes().iter().all(|s| s.known_cc));
+        assert!(flavors.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
         assert_eq!(flavors.schemes.iter().filter(|s| s.contains('@')).count(), 6);
         let loss = Spec::parse("loss.toml", include_str!("../../../../experiments/loss.toml")).unwrap();
         assert_eq!(loss.loss, 0.01);

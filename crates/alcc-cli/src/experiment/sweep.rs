@@ -9,6 +9,7 @@ use alcc_trace::Trace;
 use anyhow::{bail, Context, Result};
 
 use super::runner::{self, LinkTraces, Outcome, RunPlan};
+use super::scheme::Scheme;
 use super::spec::{Generate, Spec};
 use super::table::{self, Row};
 use crate::sys;
@@ -55,9 +56,12 @@ pub fn run(args: RunArgs) -> Result<i32> {
     claim_output(&out, &spec, args.force)?;
     let traces = resolve_traces(&spec, &out)?;
     let schemes = spec.parsed_schemes();
-    for s in schemes.iter().filter(|s| !s.known_cc) {
-        eprintln!("warning: {s}: `{}` is not a registered controller; its runs will fail", s.cc);
+    for s in &schemes {
+        if let Some(w) = s.kind().warning() {
+            eprintln!("warning: {s}: {w}");
+        }
     }
+    check_needs(&schemes, &std::env::var_os("PATH").unwrap_or_default())?;
     let plans = plan(&traces, &schemes, spec.runs);
     if !sys::is_root() {
         bail!("alcc experiment run needs root: the emulator makes network namespaces and TUN devices");
@@ -133,6 +137,26 @@ pub fn run(args: RunArgs) -> Result<i32> {
         return Ok(EXIT_INTERRUPTED);
     }
     Ok(if rows.iter().all(Row::is_ok) { 0 } else { 1 })
+}
+
+/// Refuses to start when a scheme needs something the machine lacks (programs looked for in
+/// `path`), naming every missing thing and the schemes that need it.
+fn check_needs(schemes: &[Scheme], path: &std::ffi::OsStr) -> Result<()> {
+    let mut missing: Vec<(String, Vec<String>)> = Vec::new();
+    for s in schemes {
+        for why in s.kind().needs().iter().filter_map(|n| n.missing(path)) {
+            match missing.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, names)) => names.push(s.name.clone()),
+                None => missing.push((why, vec![s.name.clone()])),
+            }
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> =
+        missing.iter().map(|(why, names)| format!("{why}, for {}", names.join(", "))).collect();
+    bail!("cannot run these schemes: {}", lines.join("; "))
 }
 
 /// Records the spec in `out/spec.toml`, refusing a directory that holds another spec unless
@@ -214,7 +238,7 @@ fn generate(g: &Generate) -> Result<Trace> {
 
 /// The matrix in the order it runs: per trace, per run index, every scheme (so that schemes
 /// compared with each other run close together in time).
-pub fn plan(traces: &[LinkTraces], schemes: &[super::scheme::Scheme], runs: u32) -> Vec<RunPlan> {
+pub fn plan(traces: &[LinkTraces], schemes: &[Scheme], runs: u32) -> Vec<RunPlan> {
     let mut plans = Vec::new();
     for t in traces {
         for run in 0..runs {
@@ -253,7 +277,6 @@ pub fn human(secs: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::scheme::Scheme;
     use super::super::table::tests::row;
     use super::super::table::{FAILED, OK};
     use super::*;
@@ -339,6 +362,16 @@ mod tests {
         assert_eq!(links.len(), 1);
         assert_eq!(links[0].downlink, t.0.join("traces/gen.trace"));
         assert_eq!(Trace::parse_file(&links[0].downlink).unwrap().mean_rate_mbps(), 12.0);
+    }
+
+    #[test]
+    fn every_scheme_needing_curl_is_named_when_it_is_missing() {
+        let schemes = [Scheme::parse("tcp-cubic").unwrap(), Scheme::parse("alcc-copa").unwrap()];
+        // A PATH without curl: a directory with nothing in it.
+        let t = tmp("needs");
+        let e = check_needs(&schemes, t.0.as_os_str()).unwrap_err().to_string();
+        assert!(e.contains("`curl` is not installed") && e.contains("for tcp-cubic, alcc-copa"), "{e}");
+        assert!(check_needs(&[Scheme::parse("udp-copa").unwrap()], t.0.as_os_str()).is_ok());
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub const CSV_HEADER: &[&str] = &[
     "dir",
     "wall_s",
     "max_rss_kb",
+    "label",
 ];
 
 /// `ok` or `failed`.
@@ -47,11 +48,11 @@ pub struct Row {
     pub trace: String,
     /// Scheme as written in the spec.
     pub scheme: String,
-    /// tcp, alcc or native.
+    /// tcp, alcc or udp ([`super::scheme::Family`]).
     pub family: String,
     /// Controller spec, `none` for plain TCP.
     pub cc: String,
-    /// Kernel CC under it, empty for native.
+    /// Kernel CC under it, empty for udp.
     pub underlay: String,
     /// kernel, framed or udp.
     pub mode: String,
@@ -87,6 +88,10 @@ pub struct Row {
     pub wall_s: Option<f64>,
     /// Peak resident memory of the sender, KiB.
     pub max_rss_kb: Option<u64>,
+    /// What the scheme is, in a few words ([`super::scheme::Kind::label`]; empty in results
+    /// written before the column existed).
+    #[serde(default)]
+    pub label: String,
 }
 
 impl Row {
@@ -121,6 +126,7 @@ impl Row {
             self.dir.clone(),
             f(self.wall_s),
             self.max_rss_kb.map(|v| v.to_string()).unwrap_or_default(),
+            self.label.clone(),
         ]
     }
 }
@@ -246,6 +252,7 @@ pub(crate) mod tests {
             dir: format!("runs/t/{scheme}/run-{run}"),
             wall_s: Some(21.0),
             max_rss_kb: None,
+            label: "alcc's copa above kernel cubic (kernel mode)".into(),
         }
     }
 
@@ -268,10 +275,10 @@ pub(crate) mod tests {
             "trace,scheme,family,cc,underlay,mode,run,status,error,duration_s,capacity_mbps,throughput_mbps,\
              utilization,loss,delay_p50_ms,delay_p95_ms,delay_p99_ms,delay_mean_ms,cpu_s,dir"
         ));
-        assert_eq!(lines[1], "t,alcc-copa,alcc,copa,cubic,kernel,1,ok,,20,10,8.5,0.85,0,20,85,90,25,0.5,runs/t/alcc-copa/run-1,21,");
+        assert_eq!(lines[1], "t,alcc-copa,alcc,copa,cubic,kernel,1,ok,,20,10,8.5,0.85,0,20,85,90,25,0.5,runs/t/alcc-copa/run-1,21,,alcc's copa above kernel cubic (kernel mode)");
         assert_eq!(
             lines[2],
-            "t,alcc-x,alcc,copa,cubic,kernel,0,failed,\"exit status 1: \"\"bad\"\", really\",,,,,,,,,,,runs/t/alcc-x/run-0,21,"
+            "t,alcc-x,alcc,copa,cubic,kernel,0,failed,\"exit status 1: \"\"bad\"\", really\",,,,,,,,,,,runs/t/alcc-x/run-0,21,,alcc's copa above kernel cubic (kernel mode)"
         );
         assert_eq!(lines[1].split(',').count(), CSV_HEADER.len());
     }

@@ -1,0 +1,365 @@
+//! The schemes of an experiment: what runs on the server and on the client of one run, and how
+//! the run is labelled in the results table.
+//!
+//! Every kind of scheme is one variant of [`SchemeKind`] holding a type of its own module that
+//! implements [`Kind`] (one method per behaviour: its server, its client, its table columns,
+//! its label, what it needs installed). Today's kinds:
+//!
+//! | name | module | what it is |
+//! | --- | --- | --- |
+//! | `tcp-KERNELCC` | [`plain_tcp`] | plain kernel TCP, no alcc code on the data path |
+//! | `alcc-CC[@UNDERLAY]` | [`alcc`] | one of our controllers above kernel TCP |
+//! | `udp-CC` | [`udp`] | alcc's own implementation of CC over UDP (not its authors' program) |
+//!
+//! Adding a kind: a module with a type that implements [`Kind`] and a `parse` of the text after
+//! its prefix, a variant of [`SchemeKind`], its line in [`SchemeKind::PREFIXES`] and in
+//! [`SchemeKind::kind`], a row in docs/experiment-format.md, and its family in the report
+//! (python/alcc_report/schemes.py) when it brings a new one.
+
+pub mod alcc;
+pub mod plain_tcp;
+pub mod udp;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use super::runner::shell_quote;
+
+/// Which kind of sender a scheme is: the `family` column of the results table, which the report
+/// uses to pair schemes (python/alcc_report/schemes.py).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Plain kernel TCP.
+    Tcp,
+    /// An alcc controller above kernel TCP.
+    Alcc,
+    /// alcc's own implementation of a controller over UDP.
+    Udp,
+}
+
+impl Family {
+    /// The name in the results table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Tcp => "tcp",
+            Family::Alcc => "alcc",
+            Family::Udp => "udp",
+        }
+    }
+}
+
+/// How the flow learns what was delivered (`alcc serve --mode`, the `mode` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunMode {
+    /// The kernel's ACK information; the client is plain `curl`.
+    Kernel,
+    /// alcc's frames over TCP; the client is `alcc get --mode framed`.
+    Framed,
+    /// UDP; the client is `alcc get --mode udp`.
+    Udp,
+}
+
+impl RunMode {
+    /// The name `alcc serve --mode` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunMode::Kernel => "kernel",
+            RunMode::Framed => "framed",
+            RunMode::Udp => "udp",
+        }
+    }
+}
+
+/// What one run's commands are built from.
+#[derive(Debug, Clone, Copy)]
+pub struct RunContext<'a> {
+    /// The `alcc` binary.
+    pub alcc: &'a Path,
+    /// The run directory (absolute or relative to the sweep's working directory).
+    pub dir: &'a Path,
+    /// Length of the download, seconds.
+    pub duration_s: f64,
+    /// The server's port inside the emulated link.
+    pub port: u16,
+    /// Bytes the server offers (more than any run moves: the deadline ends the download).
+    pub offer_bytes: u64,
+    /// How long the server serves before it stops by itself, seconds (the download plus a
+    /// grace period, for a server that never notices that the client left).
+    pub server_seconds: f64,
+}
+
+impl RunContext<'_> {
+    /// `path` shell-quoted.
+    pub fn quoted(&self, path: &Path) -> String {
+        shell_quote(&path.display().to_string())
+    }
+
+    /// The `alcc` binary, shell-quoted.
+    pub fn alcc_q(&self) -> String {
+        self.quoted(self.alcc)
+    }
+
+    /// Where the sender writes its telemetry (JSON lines).
+    pub fn telemetry(&self) -> PathBuf {
+        self.dir.join("telemetry.jsonl")
+    }
+
+    /// Where the sender writes its getrusage at exit; the client waits for this file.
+    pub fn rusage(&self) -> PathBuf {
+        self.dir.join("rusage.json")
+    }
+}
+
+/// The client side of a run: a shell command that downloads until the deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Client {
+    /// The download command (a `sh` fragment; `$ALCC_SERVER` is the server's address).
+    pub command: String,
+    /// The exit status that means "ran to the deadline" (a success): curl's 28, timeout's 124.
+    pub deadline_status: i32,
+}
+
+impl Client {
+    /// `curl` fetching `http://SERVER:PORT/` for `duration_s`.
+    pub fn curl(run: &RunContext) -> Client {
+        Client {
+            command: format!(
+                "curl -sS -o /dev/null --max-time {} \"http://$ALCC_SERVER:{}/\"",
+                run.duration_s, run.port
+            ),
+            deadline_status: 28,
+        }
+    }
+
+    /// `alcc get --mode MODE` for `duration_s` (the receiving side of framed or UDP mode).
+    pub fn alcc_get(run: &RunContext, mode: RunMode) -> Client {
+        Client {
+            command: format!(
+                "timeout {} {} get \"$ALCC_SERVER:{}\" --mode {}",
+                run.duration_s,
+                run.alcc_q(),
+                run.port,
+                mode.as_str()
+            ),
+            deadline_status: 124,
+        }
+    }
+}
+
+/// Something a scheme needs on the machine; the sweep checks every need of its schemes before
+/// the first run and refuses to start, naming what is missing and how to get it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Need {
+    /// A program found in `PATH`.
+    Program {
+        /// Its name.
+        name: &'static str,
+        /// How to get it.
+        install: &'static str,
+    },
+}
+
+impl Need {
+    /// Why the need is not met, or `None` when it is; programs are looked for in `path` (a
+    /// `PATH` value).
+    pub fn missing(&self, path: &std::ffi::OsStr) -> Option<String> {
+        match self {
+            Need::Program { name, install } => {
+                let found = std::env::split_paths(path).any(|d| is_executable(&d.join(name)));
+                (!found).then(|| format!("`{name}` is not installed ({install})"))
+            }
+        }
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// One kind of scheme: every behaviour the harness and the results table need.
+pub trait Kind {
+    /// The `family` column.
+    fn family(&self) -> Family;
+    /// The `cc` column: the controller spec, `none` when no alcc controller runs.
+    fn cc(&self) -> &str;
+    /// The `underlay` column: the kernel congestion control under the sender, empty for none.
+    fn underlay(&self) -> &str;
+    /// The `mode` column: how the sender learns what was delivered.
+    fn mode(&self) -> RunMode;
+    /// What the scheme is, in a few words (the `label` column and the report's legend).
+    fn label(&self) -> String;
+    /// The server's shell command (run inside the emulator's server namespace).
+    fn server(&self, run: &RunContext) -> String;
+    /// The client's download (run inside the client namespace after the server started).
+    fn client(&self, run: &RunContext) -> Client;
+    /// What must be installed for its runs.
+    fn needs(&self) -> Vec<Need>;
+    /// Why every run of it will fail although the sweep goes on (an unregistered controller).
+    fn warning(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The kinds of scheme, one variant each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemeKind {
+    /// `tcp-KERNELCC`.
+    PlainTcp(plain_tcp::PlainTcp),
+    /// `alcc-CC[@UNDERLAY]`.
+    Alcc(alcc::AlccScheme),
+    /// `udp-CC`.
+    Udp(udp::UdpScheme),
+}
+
+/// Parses the text after a kind's prefix.
+type ParseFn = fn(&str) -> Result<SchemeKind, String>;
+
+impl SchemeKind {
+    /// Every kind's prefix and parser, in the order they are tried.
+    pub const PREFIXES: &'static [(&'static str, ParseFn)] = &[
+        ("tcp-", |s| plain_tcp::PlainTcp::parse(s).map(SchemeKind::PlainTcp)),
+        ("alcc-", |s| alcc::AlccScheme::parse(s).map(SchemeKind::Alcc)),
+        ("udp-", |s| udp::UdpScheme::parse(s).map(SchemeKind::Udp)),
+    ];
+
+    /// The variant's behaviours.
+    pub fn kind(&self) -> &dyn Kind {
+        match self {
+            SchemeKind::PlainTcp(k) => k,
+            SchemeKind::Alcc(k) => k,
+            SchemeKind::Udp(k) => k,
+        }
+    }
+}
+
+/// Names that were renamed: the old prefix, the new one, and why.
+const RENAMED: &[(&str, &str, &str)] =
+    &[("native-", "udp-", "it is alcc's own implementation over UDP, not the algorithm's authors' program")];
+
+/// A parsed scheme: its name as written and its kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scheme {
+    /// The name as written in the spec (also the run directory's name).
+    pub name: String,
+    /// What it is.
+    pub kind: SchemeKind,
+}
+
+/// Why a scheme name is not one.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("scheme `{name}`: {reason}")]
+pub struct SchemeError {
+    /// The name as written.
+    pub name: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl fmt::Display for Scheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl Scheme {
+    /// Parses a scheme name by its prefix (see [`SchemeKind::PREFIXES`]). An unregistered
+    /// controller is accepted (its [`Kind::warning`] says so): its runs are recorded as failed.
+    pub fn parse(name: &str) -> Result<Scheme, SchemeError> {
+        let err = |reason: String| SchemeError { name: name.to_string(), reason };
+        for (prefix, parse) in SchemeKind::PREFIXES {
+            if let Some(rest) = name.strip_prefix(prefix) {
+                let kind = parse(rest).map_err(err)?;
+                return Ok(Scheme { name: name.to_string(), kind });
+            }
+        }
+        for (old, new, why) in RENAMED {
+            if let Some(rest) = name.strip_prefix(old) {
+                return Err(err(format!("`{old}X` is now `{new}X` ({why}): write `{new}{rest}`")));
+            }
+        }
+        let forms: Vec<String> = SchemeKind::PREFIXES.iter().map(|(p, _)| format!("{p}...")).collect();
+        Err(err(format!("expected one of {} (docs/experiment-format.md)", forms.join(", "))))
+    }
+
+    /// The kind's behaviours.
+    pub fn kind(&self) -> &dyn Kind {
+        self.kind.kind()
+    }
+}
+
+/// Letters, digits and `_` (kernel congestion control names).
+pub fn is_word(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Controller specs may carry parameters (`copa:delta=0.5,mode=default`).
+pub fn is_cc_spec(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "_:=,.-".contains(c))
+}
+
+/// The warning of a controller the registry does not know.
+pub fn unknown_cc_warning(cc: &str) -> Option<String> {
+    alcc_cc::registry::entry(cc)
+        .is_err()
+        .then(|| format!("`{cc}` is not a registered controller; its runs will fail"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns(name: &str) -> (Family, String, String, RunMode) {
+        let s = Scheme::parse(name).unwrap();
+        let k = s.kind();
+        (k.family(), k.cc().to_string(), k.underlay().to_string(), k.mode())
+    }
+
+    #[test]
+    fn every_kind_is_found_by_its_prefix() {
+        assert_eq!(columns("tcp-bbr"), (Family::Tcp, "none".into(), "bbr".into(), RunMode::Kernel));
+        assert_eq!(columns("alcc-copa"), (Family::Alcc, "copa".into(), "cubic".into(), RunMode::Kernel));
+        assert_eq!(columns("udp-sprout"), (Family::Udp, "sprout".into(), String::new(), RunMode::Udp));
+    }
+
+    #[test]
+    fn the_old_native_names_say_what_they_became() {
+        let e = Scheme::parse("native-copa:delta=0.1").unwrap_err().to_string();
+        assert!(e.contains("`udp-copa:delta=0.1`") && e.contains("not the algorithm's authors'"), "{e}");
+    }
+
+    #[test]
+    fn malformed_names_are_refused_with_the_forms() {
+        for bad in ["copa", "alcc-", "alcc-copa@", "alcc-co pa", "udp-", "alcc-../x", "udp-a/b", "tcp-"] {
+            let e = Scheme::parse(bad).unwrap_err();
+            assert_eq!(e.name, bad);
+        }
+        let e = Scheme::parse("copa").unwrap_err().to_string();
+        assert!(e.contains("tcp-..., alcc-..., udp-..."), "{e}");
+    }
+
+    #[test]
+    fn unknown_controllers_parse_with_a_warning() {
+        for name in ["alcc-nonexistent", "udp-nonexistent"] {
+            let s = Scheme::parse(name).unwrap();
+            let w = s.kind().warning().unwrap();
+            assert!(w.contains("`nonexistent` is not a registered controller"), "{w}");
+        }
+        assert_eq!(Scheme::parse("alcc-copa").unwrap().kind().warning(), None);
+    }
+
+    #[test]
+    fn a_missing_program_is_named_with_its_remedy() {
+        let need = Need::Program { name: "alcc-no-such-program", install: "scripts/setup.sh" };
+        let path = std::ffi::OsStr::new("/usr/bin:/bin");
+        assert_eq!(
+            need.missing(path).as_deref(),
+            Some("`alcc-no-such-program` is not installed (scripts/setup.sh)")
+        );
+        assert_eq!(Need::Program { name: "sh", install: "" }.missing(path), None);
+    }
+}

@@ -1,0 +1,103 @@
+//! `tcp-KERNELCC`: plain kernel TCP with one of the kernel's congestion controls, fetched by
+//! `curl`. The baseline every other scheme is compared with.
+
+use super::{Client, Family, Kind, Need, RunContext, RunMode};
+use crate::experiment::runner::shell_quote;
+
+/// Kernel congestion controls a `tcp-*` scheme may name.
+pub const KERNEL_CCS: &[&str] = &["cubic", "reno", "bbr"];
+
+/// Plain kernel TCP with congestion control `kernel`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlainTcp {
+    /// The kernel congestion control (one of [`KERNEL_CCS`]).
+    pub kernel: String,
+}
+
+impl PlainTcp {
+    /// Parses the text after `tcp-`.
+    pub fn parse(kernel: &str) -> Result<PlainTcp, String> {
+        if !KERNEL_CCS.contains(&kernel) {
+            return Err(format!("plain TCP schemes are tcp-{}, not tcp-{kernel}", KERNEL_CCS.join("|tcp-")));
+        }
+        Ok(PlainTcp { kernel: kernel.to_string() })
+    }
+}
+
+impl Kind for PlainTcp {
+    fn family(&self) -> Family {
+        Family::Tcp
+    }
+
+    fn cc(&self) -> &str {
+        "none"
+    }
+
+    fn underlay(&self) -> &str {
+        &self.kernel
+    }
+
+    fn mode(&self) -> RunMode {
+        RunMode::Kernel
+    }
+
+    fn label(&self) -> String {
+        format!("plain kernel TCP ({})", self.kernel)
+    }
+
+    fn server(&self, run: &RunContext) -> String {
+        format!(
+            "{} serve --port {} --cc none --underlay {} --mode kernel --bytes {} --http --count 1 \
+             --seconds {} --telemetry {} --rusage {}",
+            run.alcc_q(),
+            run.port,
+            shell_quote(&self.kernel),
+            run.offer_bytes,
+            run.server_seconds,
+            run.quoted(&run.telemetry()),
+            run.quoted(&run.rusage())
+        )
+    }
+
+    fn client(&self, run: &RunContext) -> Client {
+        Client::curl(run)
+    }
+
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Program { name: "curl", install: "scripts/setup.sh installs it (apt-get install curl)" }]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn only_the_kernels_known_ccs() {
+        assert_eq!(PlainTcp::parse("reno").unwrap().kernel, "reno");
+        let e = PlainTcp::parse("vegas").unwrap_err();
+        assert!(e.contains("tcp-cubic|tcp-reno|tcp-bbr"), "{e}");
+    }
+
+    #[test]
+    fn served_to_curl() {
+        let run = RunContext {
+            alcc: Path::new("/bin/alcc"),
+            dir: Path::new("/o/d"),
+            duration_s: 20.0,
+            port: 9000,
+            offer_bytes: 100,
+            server_seconds: 22.0,
+        };
+        let k = PlainTcp::parse("bbr").unwrap();
+        assert_eq!(
+            k.server(&run),
+            "/bin/alcc serve --port 9000 --cc none --underlay bbr --mode kernel --bytes 100 --http \
+             --count 1 --seconds 22 --telemetry /o/d/telemetry.jsonl --rusage /o/d/rusage.json"
+        );
+        assert_eq!(k.client(&run).deadline_status, 28);
+        assert_eq!(k.label(), "plain kernel TCP (bbr)");
+        assert!(matches!(&k.needs()[..], [Need::Program { name: "curl", .. }]));
+    }
+}
