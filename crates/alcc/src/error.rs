@@ -21,6 +21,12 @@ pub enum Error {
     /// The algorithm keeps a model at the receiver and cannot run in kernel mode.
     #[error("`{0}` needs a receiver-side model (framed or UDP mode); kernel mode cannot run it")]
     NeedsReceiver(String),
+    /// The `alcc` underlay cannot be used here (not built, no BTF, no privilege, refused).
+    #[error(transparent)]
+    Bpf(#[from] crate::underlay::UnderlayError),
+    /// An `alcc:` underlay with an unknown policy.
+    #[error(transparent)]
+    Policy(#[from] crate::underlay::UnknownPolicy),
     /// A system call failed.
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -31,6 +37,7 @@ impl From<Error> for io::Error {
         match e {
             Error::Io(e) => e,
             Error::Underlay { source, .. } => io::Error::new(source.kind(), source.to_string()),
+            Error::Bpf(e) => io::Error::new(e.kind(), e.to_string()),
             other => io::Error::new(io::ErrorKind::InvalidInput, other.to_string()),
         }
     }

@@ -18,6 +18,7 @@ use crate::info::FlowInfo;
 use crate::ledger::Ledger;
 use crate::sys;
 use alcc_cc::pacer::Pacer;
+use crate::underlay::FlowUnderlay;
 
 /// What the application side and the driver both touch, under one lock.
 #[derive(Default)]
@@ -40,6 +41,8 @@ pub(crate) struct SharedState {
     pub abort: bool,
     /// A controller replacing the current one (`set_cc`), with its spec.
     pub new_controller: Option<(String, Option<Box<dyn Controller>>)>,
+    /// An underlay replacing the current one (`set_underlay`), its socket already set up.
+    pub new_underlay: Option<FlowUnderlay>,
     /// The driver's latest snapshot.
     pub info: FlowInfo,
 }
@@ -109,6 +112,8 @@ pub(crate) struct Flow {
     max_overshoot: u64,
     /// The cap last set on the kernel's own pacing (SO_MAX_PACING_RATE).
     kernel_pacing: Option<u64>,
+    /// The kernel congestion control under the controller (src/underlay).
+    underlay: FlowUnderlay,
     /// The wake-up time currently scheduled in the driver's heap.
     pub scheduled: Option<Time>,
 }
@@ -142,8 +147,15 @@ impl Flow {
             max_in_flight: 0,
             max_overshoot: 0,
             kernel_pacing: None,
+            underlay: FlowUnderlay::Kernel,
             scheduled: None,
         }
+    }
+
+    /// Sets the underlay the socket was set up with ([`crate::underlay::Underlay::attach`]).
+    pub fn with_underlay(mut self, underlay: FlowUnderlay) -> Flow {
+        self.underlay = underlay;
+        self
     }
 
     /// Makes this a framed-mode flow (docs/wire-format.md): chunks leave as data frames
@@ -229,6 +241,10 @@ impl Flow {
             self.controller = c;
             self.spec = spec;
         }
+        if let Some(u) = st.new_underlay.take() {
+            self.underlay = u;
+        }
+        self.underlay.sync(fd, self.controller.as_ref().map(|c| c.decision()), self.mss())?;
         self.pace_kernel(fd)?;
         let before = st.queue.len();
         let mut wake_at = None;
@@ -442,12 +458,12 @@ impl Flow {
         let Some(c) = self.controller.as_ref() else {
             return Ok(queued.min(self.limits.max_chunk));
         };
-        let d = c.decision();
+        let mss = self.mss();
+        let d = self.underlay.gate(c.decision(), mss);
         let in_flight = self.ledger.bytes_in_flight();
         if in_flight < d.window && !self.pacer.ready(now) {
             return Err(Some(self.pacer.earliest()));
         }
-        let mss = self.feedback.tcp_info().map_or(self.default_mss, |i| u64::from(i.snd_mss)).max(1);
         let info = self.feedback.tcp_info();
         let clock = SendClock {
             pacing_rate: d.pacing_rate,
@@ -476,14 +492,23 @@ impl Flow {
         Ok(())
     }
 
+    /// The segment size: the kernel's, once TCP_INFO has been read.
+    fn mss(&self) -> u64 {
+        self.feedback.tcp_info().map_or(self.default_mss, |i| u64::from(i.snd_mss)).max(1)
+    }
+
     fn record_sent(&mut self, now: Time, bytes: u64) {
         let in_flight = self.ledger.bytes_in_flight() + bytes;
+        let mss = self.mss();
         let memo = match self.controller.as_mut() {
             Some(c) => {
-                self.max_overshoot = self.max_overshoot.max(in_flight.saturating_sub(c.decision().window));
+                // What alcc's own gate enforced (the controller's decision, or under the
+                // `follow` underlay the wider gate of Policy::gate).
+                let gate = self.underlay.gate(c.decision(), mss);
+                self.max_overshoot = self.max_overshoot.max(in_flight.saturating_sub(gate.window));
                 let packet = SentPacket { seq: self.ledger.next_seq(), bytes, bytes_in_flight: in_flight };
                 let memo = c.on_sent(now, &packet);
-                self.pacer.on_send(now, bytes, c.decision().pacing_rate);
+                self.pacer.on_send(now, bytes, gate.pacing_rate);
                 memo
             }
             None => 0,

@@ -14,6 +14,9 @@
 //! - [`ledger`]: pure bookkeeping, unit- and property-tested. The pacer is
 //!   [`alcc_cc::pacer::Pacer`], the same one the simulator uses.
 //! - `sys`: every system call, and all of the crate's `unsafe`.
+//! - [`underlay`]: the kernel congestion control under the controller, a kernel one by name
+//!   or alcc's BPF struct_ops one (`alcc:hold`, `alcc:follow`) that takes its window from
+//!   the controller (bpf/alcc_underlay.bpf.c).
 //!
 //! Framed mode ([`Mode::Framed`]): both ends run alcc; [`wire`] is its wire format, the
 //! sender frames each chunk, the receiving side ([`AlccStream::connect`] in framed mode)
@@ -41,6 +44,7 @@ pub mod receiver;
 pub mod stream;
 pub mod sys;
 mod udp_receiver;
+pub mod underlay;
 pub mod wire;
 
 pub use error::{Error, Result};
@@ -48,3 +52,4 @@ pub use info::FlowInfo;
 pub use listener::AlccListener;
 pub use mode::Mode;
 pub use stream::{driver_stats, AlccStream, DriverStats, InfoHandle, Options};
+pub use underlay::{Policy, Underlay};

@@ -19,6 +19,7 @@ use crate::mode::Mode;
 use crate::receiver::{FramedReceiver, ReceiverStats};
 use crate::sys;
 use crate::udp_receiver::UdpReceiver;
+use crate::underlay::Underlay;
 
 /// How a flow is set up: its controller, the kernel congestion control under it, buffers.
 #[derive(Clone, Debug)]
@@ -253,8 +254,13 @@ impl AlccStream {
         };
         let fd: OwnedFd = tcp.into();
         let raw = fd.as_raw_fd();
-        sys::set_congestion(raw, &options.underlay)
-            .map_err(|source| Error::Underlay { name: options.underlay.clone(), source })?;
+        // The kernel's segment size is known once connected; the underlay counts in it.
+        let mss = sys::tcp_info(raw).map_or(options.mss, |i| u64::from(i.snd_mss)).max(1);
+        let underlay = options.underlay.parse::<Underlay>()?.attach(
+            raw,
+            controller.as_ref().map(|c| c.decision()),
+            mss,
+        )?;
         if let Some(t) = options.user_timeout {
             let ms = libc::c_int::try_from(t.as_millis()).unwrap_or(libc::c_int::MAX).max(1);
             sys::set_int(raw, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT, ms)?;
@@ -280,10 +286,13 @@ impl AlccStream {
             s
         };
         drop(flags);
-        let underlay = options.underlay.clone();
-        AlccStream::sending(fd, options, controller, &underlay, options.mode, |flow| match writer {
-            Some(w) => flow.framed(w),
-            None => flow,
+        let name = options.underlay.clone();
+        AlccStream::sending(fd, options, controller, &name, options.mode, |flow| {
+            let flow = flow.with_underlay(underlay);
+            match writer {
+                Some(w) => flow.framed(w),
+                None => flow,
+            }
         })
     }
 
@@ -398,11 +407,23 @@ impl AlccStream {
         Ok(())
     }
 
-    /// Replaces the kernel congestion control.
+    /// Replaces the kernel congestion control (`cubic`, or the BPF underlay `alcc:follow`).
     pub fn set_underlay(&self, name: &str) -> Result<()> {
-        sys::set_congestion(self.fd.as_raw_fd(), name)
-            .map_err(|source| Error::Underlay { name: name.into(), source })?;
-        self.shared.lock().info.underlay = name.into();
+        let decision = {
+            let st = self.shared.lock();
+            (st.info.metrics.is_some())
+                .then_some(alcc_cc::Decision { window: st.info.window, pacing_rate: st.info.pacing_rate })
+        };
+        let mss = self.shared.lock().info.kernel_mss;
+        let mss = if mss > 0 { u64::from(mss) } else { Config::default().mss };
+        let underlay = name.parse::<Underlay>()?.attach(self.fd.as_raw_fd(), decision, mss)?;
+        let mut st = self.shared.lock();
+        st.info.underlay = name.into();
+        if !st.released {
+            st.new_underlay = Some(underlay);
+        }
+        drop(st);
+        self.wake();
         Ok(())
     }
 
