@@ -9,13 +9,9 @@ use std::process::Command;
 
 /// The clang to use: `$CLANG` if set, else `clang`, else Debian 12's `clang-14`.
 fn find_clang() -> Option<String> {
-    let candidates = env::var("CLANG").ok().into_iter().chain(["clang".to_string(), "clang-14".to_string()]);
-    for c in candidates {
-        if Command::new(&c).arg("--version").output().is_ok_and(|o| o.status.success()) {
-            return Some(c);
-        }
-    }
-    None
+    let mut candidates =
+        env::var("CLANG").ok().into_iter().chain(["clang".to_string(), "clang-14".to_string()]);
+    candidates.find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
 }
 
 /// Where `bpf/bpf_helpers.h` is: the vendored libbpf's headers (libbpf-sys exports them as
