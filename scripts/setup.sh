@@ -11,6 +11,13 @@ command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 command -v jq >/dev/null 2>&1 || need_apt+=(jq)
+# The BPF underlay (crates/alcc/bpf): clang compiles it, libbpf-rs builds its vendored libbpf
+# against libelf and zlib; bpftool is for looking at what is loaded.
+command -v clang >/dev/null 2>&1 || need_apt+=(clang)
+[ -f /usr/include/bpf/bpf_helpers.h ] || need_apt+=(libbpf-dev)
+[ -f /usr/include/libelf.h ] || need_apt+=(libelf-dev)
+[ -f /usr/include/zlib.h ] || need_apt+=(zlib1g-dev)
+command -v bpftool >/dev/null 2>&1 || [ -x /usr/sbin/bpftool ] || need_apt+=(bpftool)
 # The report (python/): a venv (Debian's pip refuses system-wide installs) and headless Chromium
 # to check that report.html renders.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)

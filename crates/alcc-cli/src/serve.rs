@@ -109,6 +109,12 @@ fn serve(args: ServeArgs) -> Result<()> {
     }
     // Refuse a bad controller spec before listening, not per connection.
     alcc::stream::check_spec_for(&args.cc, args.mode)?;
+    // The BPF underlay is loaded once, before listening, and kept while the server runs:
+    // without root, BTF or the program in this build, that is this command's error.
+    let registration = alcc::underlay::preload(&args.underlay)?;
+    if let Some(r) = &registration {
+        println!("alcc serve: underlay {} registered as kernel congestion control {}", args.underlay, r.name());
+    }
     let bind = if args.bind.contains(':') {
         format!("[{}]:{}", args.bind, args.port)
     } else {

@@ -57,6 +57,9 @@ impl Telemetry {
             "ack_latency_total_us": info.ack_latency_total_us,
             "ack_latency_max_us": info.ack_latency_max_us,
             "kernel_unacked": info.kernel_unacked_segments,
+            "kernel_mss": info.kernel_mss,
+            "kernel_total_retrans": info.kernel_total_retrans,
+            "kernel_pacing_rate": info.kernel_pacing_rate,
         });
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         // Telemetry is best effort: a full disk must not stop the transfer.

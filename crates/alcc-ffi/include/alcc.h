@@ -71,8 +71,11 @@ ssize_t alcc_recv(int sockfd, void *buf, size_t len, int flags);
  * peer reset the connection or the flush failed; the descriptor is closed either way. */
 int alcc_close(int fd);
 /* Chooses the controller ("copa:delta=0.5", "fixed:window=20", "none") and, unless
- * underlay is NULL, the kernel congestion control ("cubic", "reno", "bbr"). -1/EINVAL for
- * an unknown or malformed spec, -1/ENOENT for an underlay the kernel refuses. */
+ * underlay is NULL, the kernel congestion control ("cubic", "reno", "bbr", or alcc's BPF
+ * underlay "alcc" = "alcc:hold", "alcc:follow"). -1/EINVAL for an unknown or malformed spec
+ * or alcc policy, -1/ENOENT for an underlay the kernel refuses; for "alcc" -1/EPERM without
+ * root (CAP_BPF and CAP_NET_ADMIN), -1/EOPNOTSUPP without kernel BTF or in a build without
+ * the BPF program, or the kernel's errno when it refuses the program. */
 int alcc_set_cc(int fd, const char *spec, const char *underlay);
 /* Chooses the mode, "kernel" or "framed", on a listening socket (for the connections it
  * accepts later) or an unconnected socket (before alcc_connect). -1/EINVAL for an unknown

@@ -98,6 +98,7 @@ pub fn errno_of(e: &io::Error) -> Errno {
         K::Unsupported => libc::EOPNOTSUPP,
         K::NotFound => libc::ENOENT,
         K::Interrupted => libc::EINTR,
+        K::PermissionDenied => libc::EPERM,
         _ => libc::EIO,
     }
 }
@@ -203,7 +204,7 @@ pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno
     match existing {
         Some(stream) => {
             if let Some(u) = underlay {
-                stream.set_underlay(u).map_err(|_| libc::ENOENT)?;
+                stream.set_underlay(u).map_err(|e| underlay_errno(&e))?;
             }
             stream.set_cc(spec).map_err(|_| libc::EINVAL)
         }
@@ -212,12 +213,30 @@ pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno
             let prev_underlay = t.pending.get(&fd).map(|p| p.1.clone());
             let underlay =
                 underlay.map(str::to_string).or(prev_underlay).unwrap_or_else(|| env_options().underlay);
-            if !sys::underlay_allowed(&underlay) {
-                return Err(libc::ENOENT);
+            match underlay.parse::<engine::Underlay>().map_err(|_| libc::EINVAL)? {
+                // Loads the BPF underlay now, so that a missing privilege, BTF or build
+                // is this call's error rather than the later accept's.
+                engine::Underlay::Alcc(_) => drop(engine::underlay::loader::acquire().map_err(|e| e.errno())?),
+                engine::Underlay::Kernel(name) => {
+                    if !sys::underlay_allowed(&name) {
+                        return Err(libc::ENOENT);
+                    }
+                }
             }
             t.pending.insert(fd, (spec.to_string(), underlay));
             Ok(())
         }
+    }
+}
+
+/// The errno of a refused underlay: the BPF underlay's own (EPERM without privilege,
+/// EOPNOTSUPP without BTF or without the program in this build), ENOENT for a kernel name
+/// the kernel refuses, EINVAL for an unknown `alcc:` policy.
+fn underlay_errno(e: &engine::Error) -> Errno {
+    match e {
+        engine::Error::Bpf(b) => b.errno(),
+        engine::Error::Underlay { .. } => libc::ENOENT,
+        _ => libc::EINVAL,
     }
 }
 

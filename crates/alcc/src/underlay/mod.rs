@@ -77,6 +77,16 @@ impl Underlay {
     }
 }
 
+/// Checks the underlay `name` and, for the BPF underlay, registers it now and returns the
+/// registration: a program holding it keeps it loaded between flows, and a missing
+/// privilege, BTF or build is its error at start-up rather than each connection's.
+pub fn preload(name: &str) -> Result<Option<Arc<Registration>>, Error> {
+    match name.parse::<Underlay>()? {
+        Underlay::Kernel(_) => Ok(None),
+        Underlay::Alcc(_) => Ok(Some(loader::acquire()?)),
+    }
+}
+
 impl fmt::Display for Underlay {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name())
