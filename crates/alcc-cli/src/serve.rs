@@ -113,7 +113,11 @@ fn serve(args: ServeArgs) -> Result<()> {
     // without root, BTF or the program in this build, that is this command's error.
     let registration = alcc::underlay::preload(&args.underlay)?;
     if let Some(r) = &registration {
-        println!("alcc serve: underlay {} registered as kernel congestion control {}", args.underlay, r.name());
+        println!(
+            "alcc serve: underlay {} registered as kernel congestion control {}",
+            args.underlay,
+            r.name()
+        );
     }
     let bind = if args.bind.contains(':') {
         format!("[{}]:{}", args.bind, args.port)

@@ -69,7 +69,18 @@ struct Server {
 impl Server {
     fn start(underlay: &str, bytes: u64) -> Server {
         let mut child = Command::new(ALCC)
-            .args(["serve", "--bind", "127.0.0.1", "--port", "0", "--cc", "copa", "--http", "--underlay", underlay])
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--cc",
+                "copa",
+                "--http",
+                "--underlay",
+                underlay,
+            ])
             .args(["--bytes", &bytes.to_string()])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -257,5 +268,9 @@ fn one_gib_arrives_intact_over_alcc_with_one_percent_loss() {
     let retrans = samples.iter().filter_map(|s| s["kernel_total_retrans"].as_u64()).max().unwrap_or(0);
     eprintln!("1 GiB over alcc:hold with 1 % loss: {secs:.1} s, {retrans} retransmissions, {under} of {} samples with kernel cwnd below the window", samples.len());
     assert!(retrans > 1000, "1 % loss on 740 000 segments retransmits thousands, saw {retrans}");
-    assert!(under * 100 <= samples.len(), "kernel cwnd below the window in {under} of {} samples", samples.len());
+    assert!(
+        under * 100 <= samples.len(),
+        "kernel cwnd below the window in {under} of {} samples",
+        samples.len()
+    );
 }

@@ -216,7 +216,9 @@ pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno
             match underlay.parse::<engine::Underlay>().map_err(|_| libc::EINVAL)? {
                 // Loads the BPF underlay now, so that a missing privilege, BTF or build
                 // is this call's error rather than the later accept's.
-                engine::Underlay::Alcc(_) => drop(engine::underlay::loader::acquire().map_err(|e| e.errno())?),
+                engine::Underlay::Alcc(_) => {
+                    drop(engine::underlay::loader::acquire().map_err(|e| e.errno())?)
+                }
                 engine::Underlay::Kernel(name) => {
                     if !sys::underlay_allowed(&name) {
                         return Err(libc::ENOENT);

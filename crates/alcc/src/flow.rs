@@ -17,8 +17,8 @@ use crate::framing::FrameWriter;
 use crate::info::FlowInfo;
 use crate::ledger::Ledger;
 use crate::sys;
-use alcc_cc::pacer::Pacer;
 use crate::underlay::FlowUnderlay;
+use alcc_cc::pacer::Pacer;
 
 /// What the application side and the driver both touch, under one lock.
 #[derive(Default)]
