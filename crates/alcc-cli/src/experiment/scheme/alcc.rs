@@ -1,5 +1,6 @@
 //! `alcc-CC[@UNDERLAY]`: one of our controllers deciding how fast bytes enter a kernel TCP
-//! socket with congestion control UNDERLAY (default `cubic`, as in the paper). Kernel mode with
+//! socket with congestion control UNDERLAY (default `cubic`, as in the paper), or alcc's BPF
+//! underlay `alcc` (= `alcc:hold`) or `alcc:follow` (crates/alcc/src/underlay, issue 10). Kernel mode with
 //! `curl` as the client, or framed mode with `alcc get --mode framed` when the controller keeps
 //! a model at the receiver (Sprout; the registry decides).
 
@@ -30,8 +31,11 @@ impl AlccScheme {
         if underlay.is_empty() {
             return Err("`@` must be followed by the underlay (cubic, reno, bbr)".to_string());
         }
-        if !is_word(underlay) {
-            return Err(format!("`{underlay}` is not a kernel congestion control name"));
+        let bpf = matches!(underlay.parse::<alcc::Underlay>(), Ok(alcc::Underlay::Alcc(_)));
+        if !is_word(underlay) && !bpf {
+            return Err(format!(
+                "`{underlay}` is not a kernel congestion control name (or alcc, alcc:hold, alcc:follow)"
+            ));
         }
         let mode = match alcc_cc::registry::entry(cc) {
             Ok(e) if e.needs_receiver() => RunMode::Framed,
@@ -59,7 +63,14 @@ impl Kind for AlccScheme {
     }
 
     fn label(&self) -> String {
-        format!("alcc's {} above kernel {} ({} mode)", self.cc, self.underlay, self.mode.as_str())
+        match self.underlay.parse::<alcc::Underlay>() {
+            Ok(alcc::Underlay::Alcc(p)) => format!(
+                "alcc's {} above alcc's BPF kernel congestion control, {p} policy ({} mode)",
+                self.cc,
+                self.mode.as_str()
+            ),
+            _ => format!("alcc's {} above kernel {} ({} mode)", self.cc, self.underlay, self.mode.as_str()),
+        }
     }
 
     fn server(&self, run: &RunContext) -> String {
@@ -128,6 +139,13 @@ mod tests {
         // Sprout keeps its model at the receiver: framed mode.
         let s = AlccScheme::parse("sprout@bbr").unwrap();
         assert_eq!((s.mode, s.underlay.as_str()), (RunMode::Framed, "bbr"));
+        // alcc's BPF underlay, with or without a policy.
+        let s = AlccScheme::parse("verus@alcc:follow").unwrap();
+        assert_eq!((s.cc.as_str(), s.underlay.as_str()), ("verus", "alcc:follow"));
+        assert!(s.label().contains("BPF kernel congestion control, follow policy"), "{}", s.label());
+        assert_eq!(AlccScheme::parse("copa@alcc").unwrap().underlay, "alcc");
+        assert!(AlccScheme::parse("copa@alcc:loose").is_err());
+        assert!(AlccScheme::parse("copa@cu:bic").is_err());
         // An unknown controller: kernel mode, and a warning.
         let s = AlccScheme::parse("nonexistent").unwrap();
         assert_eq!(s.mode, RunMode::Kernel);
