@@ -14,6 +14,8 @@ mkdir -p "$out"
 alcc=target/release/alcc
 
 if [ "$(id -u)" -eq 0 ]; then
+  echo "(root: alcc-copa@alcc and alcc-verus@alcc run over alcc's BPF underlay, a kernel"
+  echo " congestion control whose window alcc holds open: crates/alcc/src/underlay, crates/alcc/bpf)"
   start=$(date +%s)
   status=0
   "$alcc" experiment run experiments/demo.toml --out "$out" || status=$?

@@ -68,7 +68,7 @@ SERIES_COLUMNS = [
 DELAY_COLUMNS = ["t_s", "delay_ms"]
 
 #: The telemetry fields the report uses (Figure 1).
-TELEMETRY_FIELDS = ["t", "flow", "window", "kernel_cwnd"]
+TELEMETRY_FIELDS = ["t", "flow", "window", "kernel_cwnd", "kernel_mss", "underlay_cwnd"]
 
 
 @dataclass
@@ -247,7 +247,9 @@ def load_delays(path: Path) -> np.ndarray | None:
 
 
 def load_telemetry(path: Path) -> pd.DataFrame | None:
-    """A run's ``telemetry.jsonl`` as columns t, flow, window, kernel_cwnd (bytes; NaN = null).
+    """A run's ``telemetry.jsonl`` as columns t, flow, window, kernel_cwnd (bytes; NaN = null) and
+    kernel_mss and underlay_cwnd (the BPF underlay's last written window, segments; 0 over a kernel
+    congestion control), NaN in telemetry written before they were recorded.
 
     ``None`` when the file is absent. A last line cut short (the sender was stopped while
     writing it) is skipped; any other line that is not a JSON object with a numeric ``t`` is an

@@ -6,12 +6,13 @@ from dataclasses import dataclass, field
 
 from alcc_report.cpu import cpu_table
 from alcc_report.fidelity import FLAG_PERCENT, fidelity_table
-from alcc_report.figures import cwnd, kde, region, scatter, timeseries
+from alcc_report.figures import cwnd, cwnd_pairs, kde, region, scatter, timeseries
 from alcc_report.figures.common import Figure, Palette
 from alcc_report.load import Experiment
 from alcc_report.samples import RunFiles
 from alcc_report.schemes import COMPARISONS
 from alcc_report.tables import Table, cpu_rows, failed_table, fidelity_rows, legend_table, summary_table
+from alcc_report.underlay import cwnd_share_table, kernel_fidelity_rows
 
 
 @dataclass
@@ -106,6 +107,20 @@ def build_report(experiment: Experiment) -> Report:
             cwnd.__doc__.strip().split("\n\n")[0],
             figures=cwnd.draw(files, palette) if len(ok) else [],
             empty="No completed ALCC run with telemetry.",
+        )
+    )
+    underlay_tables = [t for t in (cwnd_share_table(files), kernel_fidelity_rows(runs)) if t is not None]
+    sections.append(
+        Section(
+            "underlay",
+            "Kernel cwnd under alcc's BPF underlay, and alcc's Reno/CUBIC against the kernel's",
+            "Share of telemetry samples in which the kernel cwnd is at or above the controller's "
+            "window (the hold policy promises it) and equal to it in whole segments (the follow "
+            "policy), per ALCC scheme; then alcc-X over the follow underlay against kernel X (X = "
+            "reno, cubic) on the same trace, with their windows side by side.",
+            tables=underlay_tables,
+            figures=cwnd_pairs.draw(files, palette) if len(ok) else [],
+            empty="No ALCC run with telemetry.",
         )
     )
     cpu = cpu_table(runs)

@@ -49,7 +49,7 @@ def test_crafted_report_sections(tmp_path):
     assert [f.key for f in by_key["pantheon"].figures] == ["pantheon-T"]
     # Figure 1 only for ALCC schemes with telemetry: copa has it, verus does not, tcp is not ALCC.
     assert [f.key for f in by_key["fig1"].figures] == ["fig1-T-alcc-copa_cubic"]
-    assert "100% of 2 samples" in by_key["fig1"].figures[0].caption
+    assert "at or above the window in 100% of 2 samples" in by_key["fig1"].figures[0].caption
     for figure in report.figures():
         assert figure.png.startswith(b"\x89PNG\r\n\x1a\n")
     failed = by_key["failed"].tables[0].rows

@@ -60,6 +60,7 @@ impl Telemetry {
             "kernel_mss": info.kernel_mss,
             "kernel_total_retrans": info.kernel_total_retrans,
             "kernel_pacing_rate": info.kernel_pacing_rate,
+            "underlay_cwnd": info.underlay_cwnd_segments,
         });
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         // Telemetry is best effort: a full disk must not stop the transfer.

@@ -551,6 +551,7 @@ impl Flow {
             info.set_kernel(ti);
         }
         info.queued = st.queue.len() as u64;
+        info.underlay_cwnd_segments = self.underlay.written_cwnd();
     }
 }
 

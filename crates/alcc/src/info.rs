@@ -68,6 +68,9 @@ pub struct FlowInfo {
     pub kernel_total_retrans: u32,
     /// The cap on the kernel's pacing (SO_MAX_PACING_RATE), bytes/s; `u64::MAX`: none.
     pub kernel_max_pacing_rate: u64,
+    /// Under alcc's BPF underlay, the kernel window last written for this socket, segments
+    /// (the kernel takes it on its next ACK); 0 over a kernel congestion control.
+    pub underlay_cwnd_segments: u32,
 }
 
 impl FlowInfo {

@@ -106,6 +106,16 @@ fn follow_makes_the_kernel_window_the_controllers() {
         .filter(|s| u64::from(s.kernel_cwnd_segments) == segments(s.window, s.kernel_mss))
         .count();
     assert!(exact * 10 >= with_data.len() * 9, "{exact} of {} samples exact", with_data.len());
+    // The kernel takes each written window on its next ACK: it equals the last one written.
+    let took = with_data
+        .iter()
+        .filter(|s| s.underlay_cwnd_segments > 0 && s.kernel_cwnd_segments == s.underlay_cwnd_segments)
+        .count();
+    assert!(
+        took * 100 >= with_data.len() * 95,
+        "{took} of {} samples at the written window",
+        with_data.len()
+    );
     // The kernel, not alcc, holds in flight to the window: at most the window in segments.
     assert!(info.kernel_unacked_segments <= 20);
 }

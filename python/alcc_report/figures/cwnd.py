@@ -4,7 +4,9 @@ The paper draws the application layer's window (solid) inside TCP CUBIC's conges
 (dashed), showing that the kernel's window is an envelope the application controls within. Here
 the two come from the sender's telemetry (``window`` and ``kernel_cwnd``, bytes) of one
 completed run (the lowest index) per trace and ALCC scheme, for the flow with the most samples.
-An unbounded application window (``null``) leaves a gap in the solid line.
+An unbounded application window (``null``) leaves a gap in the solid line. Over alcc's BPF
+underlay (``@alcc``, issue 10) the kernel cwnd is held above the window (``hold``) or equals it
+in whole segments (``follow``); the caption gives both shares.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 from alcc_report.figures.common import Figure, Palette, new_figure, safe_key, to_png
 from alcc_report.figures.timeseries import first_runs
 from alcc_report.samples import RunFiles
+from alcc_report.underlay import cwnd_shares, share_text
 
 
 def draw(files: RunFiles, palette: Palette) -> list[Figure]:
@@ -43,11 +46,7 @@ def draw(files: RunFiles, palette: Palette) -> list[Figure]:
         ax.set_title(f"{trace}: {scheme}, application window and kernel cwnd (run {int(row['run'])})")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small", loc="upper right")
-        below = (samples["window"] < samples["kernel_cwnd"]).sum()
-        both = (samples["window"].notna() & samples["kernel_cwnd"].notna()).sum()
-        share = (
-            f"; the window is below the kernel cwnd in {below / both:.0%} of {both} samples" if both else ""
-        )
+        share = share_text(cwnd_shares(samples))
         figures.append(
             Figure(
                 key=f"fig1-{safe_key(trace)}-{safe_key(scheme)}",

@@ -142,6 +142,14 @@ impl FlowUnderlay {
         }
     }
 
+    /// The kernel window last written, segments (0 over a kernel congestion control).
+    pub fn written_cwnd(&self) -> u32 {
+        match self {
+            FlowUnderlay::Kernel => 0,
+            FlowUnderlay::Alcc(s) => s.written.map_or(0, |t| t.cwnd),
+        }
+    }
+
     /// The decision alcc's own gate and pacer enforce for the controller's `d`.
     pub fn gate(&self, d: Decision, mss: u64) -> Decision {
         match self {
