@@ -227,17 +227,6 @@ fn read_request(stream: &mut AlccStream) -> Result<String> {
     Ok(String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_string())
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_get_of_bytes_m_asks_for_m_bytes() {
-        assert_eq!(super::requested_bytes("GET /bytes/10000 HTTP/1.1"), Some(10_000));
-        assert_eq!(super::requested_bytes("GET / HTTP/1.1"), None);
-        assert_eq!(super::requested_bytes("GET /bytes/x HTTP/1.1"), None);
-        assert_eq!(super::requested_bytes("GET"), None);
-    }
-}
-
 /// The M of a request line `GET /bytes/M ...`, if that is what it asks for.
 fn requested_bytes(line: &str) -> Option<u64> {
     let path = line.split_whitespace().nth(1)?;
@@ -315,4 +304,15 @@ fn serve_one(
     }
     stream.close(Some(Duration::from_secs(args.close_timeout)))?;
     Ok(sent)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_get_of_bytes_m_asks_for_m_bytes() {
+        assert_eq!(super::requested_bytes("GET /bytes/10000 HTTP/1.1"), Some(10_000));
+        assert_eq!(super::requested_bytes("GET / HTTP/1.1"), None);
+        assert_eq!(super::requested_bytes("GET /bytes/x HTTP/1.1"), None);
+        assert_eq!(super::requested_bytes("GET"), None);
+    }
 }
