@@ -1,8 +1,9 @@
 # alcc: `make demo` runs the main job, `make test` runs every test.
 CARGO ?= cargo
 export ALCC_TRACE_DIR ?= $(abspath ../shared/traces)
+export ALCC_REFS_SRC ?= $(abspath ../shared/refs)
 
-.PHONY: setup build test lint fmt bench demo clean
+.PHONY: setup build refs test lint fmt bench demo clean
 
 setup:
 	./scripts/setup.sh
@@ -10,16 +11,23 @@ setup:
 build: setup
 	$(CARGO) build --release --workspace
 
+# The authors' Verus, Copa and Sprout (the ref-X schemes), built from their tarballs in
+# $(ALCC_REFS_SRC) into target/refs; setup.sh installs their build dependencies.
+refs:
+	./scripts/setup.sh refs
+	./scripts/refs.sh
+
 lint: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	.venv/bin/ruff check python
 	.venv/bin/ruff format --check python
 
-# The 1000-flow test needs about three descriptors per flow.
+# The 1000-flow test needs about three descriptors per flow; the authors' programs (make refs)
+# for the short ref-copa run of alcc-cli's experiment tests.
 # Then the report's tests (one runs a short experiment through the emulator) and the paper's
 # experiment in its --quick form, rendered in headless Chromium.
-test: lint
+test: lint refs
 	ulimit -n "$$(ulimit -Hn)"; $(CARGO) test --workspace --release
 	.venv/bin/python -m pytest -q python/tests
 	./scripts/test-paper-quick.sh

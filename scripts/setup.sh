@@ -1,8 +1,22 @@
 #!/usr/bin/env bash
 # Installs what building and testing alcc needs on a fresh Debian 12 machine (run as root).
 # Idempotent: it installs only what is missing.
+# `scripts/setup.sh refs` also installs what building the authors' Verus, Copa and Sprout needs
+# (for scripts/refs.sh; the list is ../shared/refs/BUILD.md's), without recommended packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+need_refs=()
+if [ "${1:-}" = refs ]; then
+  for p in build-essential autoconf automake libtool pkg-config makepp libalglib-dev libasio-dev \
+    libboost-system-dev libboost-dev libprotobuf-dev protobuf-compiler libjemalloc-dev libssl-dev \
+    libncurses-dev zlib1g-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need_refs+=("$p")
+  done
+elif [ $# -gt 0 ]; then
+  echo "setup: unknown argument $1 (the only one is \`refs\`)" >&2
+  exit 2
+fi
 
 need_apt=()
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
@@ -22,13 +36,18 @@ command -v bpftool >/dev/null 2>&1 || [ -x /usr/sbin/bpftool ] || need_apt+=(bpf
 # to check that report.html renders.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv python3-pip)
-if [ ${#need_apt[@]} -gt 0 ]; then
+if [ ${#need_apt[@]} -gt 0 ] || [ ${#need_refs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "setup: missing ${need_apt[*]}; run as root or install them" >&2
+    echo "setup: missing ${need_apt[*]} ${need_refs[*]}; run as root or install them" >&2
     exit 1
   fi
   apt-get update -qq
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+if [ ${#need_refs[@]} -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_refs[@]}" >/dev/null
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -1,6 +1,6 @@
 """The fidelity tables: each scheme of one family against the same controller in another family
-on the same trace (:data:`alcc_report.schemes.COMPARISONS`; today ALCC-X over any kernel underlay
-against our own UDP X).
+on the same trace (:data:`alcc_report.schemes.COMPARISONS`: ALCC-X and our UDP X against the
+authors' X when their programs ran, and ALCC-X over any kernel underlay against our own UDP X).
 
 The ALCC paper (Section 5, Figures 5-13) claims that ALCC-X matches X as its authors ran it: the
 throughput and delay of the two differ by a few percent (3-10 %). Per trace and compared scheme
@@ -15,7 +15,7 @@ import math
 
 import pandas as pd
 
-from alcc_report.schemes import COMPARISONS, Comparison
+from alcc_report.schemes import Comparison, comparison
 
 #: A difference larger than this (in percent, either sign) is flagged.
 FLAG_PERCENT = 10.0
@@ -45,26 +45,26 @@ def percent_difference(value: float, reference: float) -> float:
     return (value - reference) / reference * 100.0
 
 
-def fidelity_table(runs: pd.DataFrame, comparison: Comparison = COMPARISONS[0]) -> pd.DataFrame:
-    """One row per (trace, scheme of ``comparison.subject``): medians over the ok runs,
-    differences against the ``comparison.reference`` scheme of the same controller, flag, note.
+def fidelity_table(runs: pd.DataFrame, against: Comparison | None = None) -> pd.DataFrame:
+    """One row per (trace, scheme of ``against.subject``): medians over the ok runs,
+    differences against the ``against.reference`` scheme of the same controller, flag, note.
+    ``against`` defaults to ALCC-X against our own UDP X.
 
     ``runs`` has the columns of ``results.csv``; failed runs are ignored. A missing reference,
     or no completed run on either side, leaves the numbers empty and says so in ``note``.
     """
+    pair = against or comparison("fidelity")
     rows = []
     ok = runs[runs["status"] == "ok"]
-    subjects = runs[runs["family"] == comparison.subject][["trace", "scheme", "cc"]].drop_duplicates()
+    subjects = runs[runs["family"] == pair.subject][["trace", "scheme", "cc"]].drop_duplicates()
     for trace, scheme, cc in sorted(subjects.itertuples(index=False, name=None)):
         mine = ok[(ok["trace"] == trace) & (ok["scheme"] == scheme)]
-        listed = runs[
-            (runs["trace"] == trace) & (runs["family"] == comparison.reference) & (runs["cc"] == cc)
-        ]
+        listed = runs[(runs["trace"] == trace) & (runs["family"] == pair.reference) & (runs["cc"] == cc)]
         theirs = listed[listed["status"] == "ok"]
         reference_listed = len(listed) > 0
         # The name as run (results of older harnesses say native-X), else the family's form.
         names = sorted(set(listed["scheme"]))
-        reference = names[0] if len(names) == 1 else comparison.reference_name(cc)
+        reference = names[0] if len(names) == 1 else pair.reference_name(cc)
         s_tput = float(mine["throughput_mbps"].median()) if len(mine) else math.nan
         r_tput = float(theirs["throughput_mbps"].median()) if len(theirs) else math.nan
         s_p95 = float(mine["delay_p95_ms"].median()) if len(mine) else math.nan

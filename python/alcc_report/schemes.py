@@ -34,6 +34,11 @@ FAMILIES: dict[str, Family] = {
             "udp-",
             "alcc's own implementation of the controller over UDP (not the algorithm's authors' program)",
         ),
+        Family(
+            "ref",
+            "ref-",
+            "the algorithm's authors' own program (make refs), run as a black box over UDP",
+        ),
     )
 }
 
@@ -66,8 +71,35 @@ class Comparison:
         return f"{FAMILIES[self.reference].prefix}{cc}"
 
 
-#: The fidelity comparisons the report makes, in order.
+#: The fidelity comparisons the report makes, in order: the paper's claim (ALCC-X against the
+#: authors' X) and our implementation's faithfulness (our UDP X against the authors' X) when the
+#: authors' programs ran, then ALCC-X against our own UDP X.
 COMPARISONS: list[Comparison] = [
+    Comparison(
+        key="paper-claim",
+        subject="alcc",
+        reference="ref",
+        title="The paper's claim: ALCC-X against the authors' X",
+        text=(
+            "ref-X is X as its authors built it (their program, built by make refs and run as a black "
+            "box over UDP, the way the ALCC paper ran it). The paper claims ALCC-X performs within "
+            "3-10 % of X."
+        ),
+        subject_short="alcc",
+        reference_short="authors'",
+    ),
+    Comparison(
+        key="faithfulness",
+        subject="udp",
+        reference="ref",
+        title="Faithfulness: our UDP X against the authors' X",
+        text=(
+            "udp-X is our implementation of X over UDP, ref-X the authors' program on the same trace: "
+            "how closely our implementation of the algorithm behaves like theirs."
+        ),
+        subject_short="our UDP",
+        reference_short="authors'",
+    ),
     Comparison(
         key="fidelity",
         subject="alcc",
@@ -82,3 +114,8 @@ COMPARISONS: list[Comparison] = [
         reference_short="our UDP",
     ),
 ]
+
+
+def comparison(key: str) -> Comparison:
+    """The comparison with section identifier ``key``."""
+    return next(c for c in COMPARISONS if c.key == key)

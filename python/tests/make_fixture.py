@@ -54,7 +54,7 @@ class Scheme:
 
     @property
     def family(self) -> str:
-        """tcp, alcc or udp."""
+        """tcp, alcc, udp or ref."""
         return self.name.split("-", 1)[0]
 
     @property
@@ -66,10 +66,10 @@ class Scheme:
 
     @property
     def underlay(self) -> str:
-        """The kernel CC (empty for udp)."""
+        """The kernel CC (empty for udp and ref)."""
         if self.family == "tcp":
             return self.name.split("-", 1)[1]
-        if self.family == "udp":
+        if self.family in ("udp", "ref"):
             return ""
         rest = self.name.split("@", 1)
         return rest[1] if len(rest) == 2 else "cubic"
@@ -77,7 +77,7 @@ class Scheme:
     @property
     def mode(self) -> str:
         """kernel or udp."""
-        return "udp" if self.family == "udp" else "kernel"
+        return "udp" if self.family in ("udp", "ref") else "kernel"
 
 
 def _timed(command: list[str], **kwargs) -> tuple[subprocess.CompletedProcess, dict]:

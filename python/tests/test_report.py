@@ -177,3 +177,27 @@ def test_fidelity_section_says_what_it_compares(tmp_path):
     assert fidelity.tables[0].columns[2:4] == ["against (our UDP)", "runs (alcc/our UDP)"]
     legend = {r[0]: r[1:] for r in by_key["summary"].tables[1].rows}
     assert legend["udp-copa"] == ["udp", "alcc's own copa over UDP (not its authors' program)"]
+    # Without the authors' programs the report says so instead of comparing with them.
+    for key in ("paper-claim", "faithfulness"):
+        assert by_key[key].tables == [] and "did not run in this experiment" in by_key[key].empty
+
+
+def test_the_authors_programs_are_compared_with_ours_and_alcc(tmp_path):
+    rows = [
+        run_row("T", "alcc-copa@cubic", throughput_mbps=4.5, delay_p95_ms=40.0),
+        run_row("T", "udp-copa", throughput_mbps=4.8, delay_p95_ms=36.0),
+        run_row("T", "ref-copa", throughput_mbps=5.0, delay_p95_ms=40.0),
+        run_row("T", "ref-verus:r=2", throughput_mbps=3.0),
+    ]
+    write_results(tmp_path, rows)
+    by_key = sections(build_report(load_experiment(tmp_path)))
+    claim = by_key["paper-claim"]
+    assert claim.title == "The paper's claim: ALCC-X against the authors' X"
+    [row] = claim.tables[0].rows
+    assert row[:3] == ["T", "alcc-copa@cubic", "ref-copa"] and row[6] == "-10.0 %" and row[9] == "+0.0 %"
+    [row] = by_key["faithfulness"].tables[0].rows
+    assert row[:3] == ["T", "udp-copa", "ref-copa"] and row[6] == "-4.0 %" and row[9] == "-10.0 %"
+    assert by_key["faithfulness"].tables[0].columns[4:6] == [
+        "our UDP tput (Mbit/s)",
+        "authors' tput (Mbit/s)",
+    ]

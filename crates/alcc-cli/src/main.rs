@@ -40,6 +40,8 @@ enum Command {
     Link(Box<link_cmd::LinkArgs>),
     /// Run experiments: schemes x traces x runs over the emulator, with a results table.
     Experiment(experiment::ExperimentArgs),
+    /// Run a program (at most --seconds) and write its CPU time and peak memory as JSON.
+    Rusage(rusage::RusageArgs),
 }
 
 fn main() -> Result<()> {
@@ -56,6 +58,7 @@ fn main() -> Result<()> {
         Command::Get(args) => get::run(args)?,
         Command::Link(args) => std::process::exit(link_cmd::run(*args)?),
         Command::Experiment(args) => std::process::exit(experiment::run(args)?),
+        Command::Rusage(args) => std::process::exit(rusage::run(args)?),
     }
     Ok(())
 }

@@ -20,9 +20,19 @@ fn seconds(t: libc::timeval) -> f64 {
 
 /// getrusage(RUSAGE_SELF).
 pub fn usage_self() -> io::Result<Usage> {
+    usage(libc::RUSAGE_SELF)
+}
+
+/// getrusage(RUSAGE_CHILDREN): the children this process has waited for (and their waited-for
+/// descendants).
+pub fn usage_children() -> io::Result<Usage> {
+    usage(libc::RUSAGE_CHILDREN)
+}
+
+fn usage(who: libc::c_int) -> io::Result<Usage> {
     let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `ru` is a valid, writable rusage struct; getrusage only writes into it.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    let rc = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }

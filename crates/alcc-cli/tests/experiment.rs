@@ -142,6 +142,70 @@ fn a_sweep_records_failures_and_resumes() {
     assert!(String::from_utf8_lossy(&third.stderr).contains("different experiment"));
 }
 
+/// The folder `alcc experiment run` looks in for the authors' programs (`make refs`).
+fn refs_bin() -> PathBuf {
+    match std::env::var_os("ALCC_REFS_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => PathBuf::from(d).join("bin"),
+        None => Path::new(ALCC).parent().unwrap().parent().unwrap().join("refs/bin"),
+    }
+}
+
+#[test]
+fn the_authors_copa_runs_through_the_emulator() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    if !refs_bin().join("genericcc_sender").is_file() {
+        eprintln!("skipped: the authors' programs are not built in {} (make refs)", refs_bin().display());
+        return;
+    }
+    let _guard = serial();
+    let dir = TmpDir::new("experiment-ref-copa");
+    let spec = write_spec(&dir, &["ref-copa"], 5);
+    let out = dir.path("out");
+    let run = sweep(&spec, &out);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    let rows = results(&out);
+    let r = &rows[0];
+    assert_eq!(
+        (r["family"].as_str(), r["cc"].as_str(), r["mode"].as_str()),
+        (Some("ref"), Some("copa"), Some("udp"))
+    );
+    let tput = r["throughput_mbps"].as_f64().unwrap();
+    assert!(tput > 2.0 && tput < 12.5, "{tput} Mbit/s over a 12 Mbit/s link\n{r}");
+    // The sender's CPU, measured by `alcc rusage` around the authors' program.
+    assert!(r["cpu_s"].as_f64().unwrap() > 0.0, "{r}");
+    let run_dir = out.join(r["dir"].as_str().unwrap());
+    let log = std::fs::read_to_string(run_dir.join("stderr.log")).unwrap();
+    assert!(log.contains("Using MarkovianCC") && log.contains("Connection Established"), "{log}");
+    assert!(!run_dir.join("telemetry.jsonl").exists(), "the authors' program writes no telemetry of ours");
+}
+
+#[test]
+fn a_reference_that_is_not_built_is_refused_before_anything_runs() {
+    let dir = TmpDir::new("experiment-ref-missing");
+    let spec = write_spec(&dir, &["tcp-cubic", "ref-verus:r=3"], 5);
+    let out = dir.path("out");
+    let run = Command::new(ALCC)
+        .args(["experiment", "run"])
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .env("ALCC_REFS_DIR", dir.path("no-refs-here"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("ref-verus:r=3") && stderr.contains("no-refs-here/bin/verus_server_r3"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("make refs"), "{stderr}");
+    assert!(!out.join("runs").exists(), "nothing ran");
+}
+
 /// Pids of processes whose command line mentions `needle`.
 fn processes_mentioning(needle: &str) -> Vec<u32> {
     let mut pids = Vec::new();

@@ -22,7 +22,7 @@ const PORT: u16 = 9000;
 const OFFER_BYTES: u64 = 100_000_000_000;
 
 /// How long the client waits before connecting (the server starts at the same time).
-const CLIENT_START_DELAY_S: f64 = 0.5;
+pub const CLIENT_START_DELAY_S: f64 = 0.5;
 
 /// The server stops a download this long after the client's deadline if it has not noticed
 /// that the client left.

@@ -101,7 +101,8 @@ fn is_false(b: &bool) -> bool {
     !b
 }
 
-/// What `--quick` changes. Absent fields keep their defaults: 8 s, 1 run, 2 traces.
+/// What `--quick` changes. Absent fields keep their defaults: 8 s, 1 run, 2 traces, every
+/// scheme.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Quick {
@@ -114,6 +115,9 @@ pub struct Quick {
     /// Only the first this many traces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_traces: Option<usize>,
+    /// Only these schemes (each one of `schemes`), in `schemes`' order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schemes: Option<Vec<String>>,
 }
 
 /// An experiment: schemes x traces x runs over the emulator.
@@ -265,6 +269,14 @@ impl Spec {
             if q.max_traces.is_some_and(|m| m == 0) {
                 return Err(field("quick.max_traces", "must be at least 1"));
             }
+            if let Some(list) = &q.schemes {
+                if list.is_empty() {
+                    return Err(field("quick.schemes", "lists no scheme (leave it out for every scheme)"));
+                }
+                if let Some(s) = list.iter().find(|s| !self.schemes.contains(s)) {
+                    return Err(field("quick.schemes", &format!("`{s}` is not one of `schemes`")));
+                }
+            }
         }
         Ok(())
     }
@@ -277,6 +289,9 @@ impl Spec {
         spec.duration_s = q.duration_s.unwrap_or(d).min(self.duration_s);
         spec.runs = q.runs.unwrap_or(r).min(self.runs);
         spec.traces.truncate(q.max_traces.unwrap_or(m));
+        if let Some(list) = &q.schemes {
+            spec.schemes.retain(|s| list.contains(s));
+        }
         spec.quick = None;
         spec
     }
@@ -397,6 +412,16 @@ path = "/t/third.trace"
         // --quick never lengthens a spec.
         let short = DEMO.replace("duration_s = 20", "duration_s = 4");
         assert_eq!(Spec::parse("t.toml", &short).unwrap().quick_version().duration_s, 4.0);
+        // A subset of the schemes, in the spec's order.
+        let text = format!("{DEMO}\n[quick]\nschemes = [\"udp-copa\", \"tcp-cubic\"]\n");
+        let q = Spec::parse("t.toml", &text).unwrap().quick_version();
+        assert_eq!(q.schemes, ["tcp-cubic", "udp-copa"]);
+        for (bad, why) in
+            [("[]", "lists no scheme"), ("[\"udp-verus\"]", "`udp-verus` is not one of `schemes`")]
+        {
+            let e = error(&format!("{DEMO}\n[quick]\nschemes = {bad}\n"));
+            assert!(e.contains("`quick.schemes`") && e.contains(why), "{e}");
+        }
     }
 
     #[test]
@@ -452,8 +477,15 @@ path = "/t/third.trace"
         for k in ["cubic", "reno", "bbr"] {
             assert!(paper.schemes.contains(&format!("tcp-{k}")));
         }
+        for cc in ["verus", "copa", "sprout"] {
+            assert!(
+                paper.schemes.contains(&format!("ref-{cc}")),
+                "the paper compared with the authors' {cc}"
+            );
+        }
         let q = paper.quick_version();
-        assert_eq!((q.traces.len(), q.runs, q.duration_s), (2, 1, 8.0));
+        assert_eq!((q.traces.len(), q.runs, q.duration_s, q.schemes.len()), (2, 1, 8.0, 11));
+        assert!(q.schemes.iter().all(|s| !s.starts_with("ref-")), "CI runs its one ref-copa elsewhere");
         let demo = Spec::parse("demo.toml", include_str!("../../../../experiments/demo.toml")).unwrap();
         assert!(demo.traces.iter().all(|t| t.generate.is_some()));
         assert!(demo.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));

@@ -10,6 +10,7 @@
 //! | `tcp-KERNELCC` | [`plain_tcp`] | plain kernel TCP, no alcc code on the data path |
 //! | `alcc-CC[@UNDERLAY]` | [`alcc`] | one of our controllers above kernel TCP |
 //! | `udp-CC` | [`udp`] | alcc's own implementation of CC over UDP (not its authors' program) |
+//! | `ref-verus[:r=N]`, `ref-copa`, `ref-sprout` | [`reference`] | the authors' own program (`make refs`), over UDP |
 //!
 //! Adding a kind: a module with a type that implements [`Kind`] and a `parse` of the text after
 //! its prefix, a variant of [`SchemeKind`], its line in [`SchemeKind::PREFIXES`] and in
@@ -18,6 +19,7 @@
 
 pub mod alcc;
 pub mod plain_tcp;
+pub mod reference;
 pub mod udp;
 
 use std::fmt;
@@ -37,6 +39,8 @@ pub enum Family {
     Alcc,
     /// alcc's own implementation of a controller over UDP.
     Udp,
+    /// The algorithm's authors' own program.
+    Ref,
 }
 
 impl Family {
@@ -46,6 +50,7 @@ impl Family {
             Family::Tcp => "tcp",
             Family::Alcc => "alcc",
             Family::Udp => "udp",
+            Family::Ref => "ref",
         }
     }
 }
@@ -159,6 +164,13 @@ pub enum Need {
         /// How to get it.
         install: &'static str,
     },
+    /// A file that a build step makes.
+    File {
+        /// Where it must be.
+        path: PathBuf,
+        /// How to make it.
+        remedy: String,
+    },
 }
 
 impl Need {
@@ -169,6 +181,9 @@ impl Need {
             Need::Program { name, install } => {
                 let found = std::env::split_paths(path).any(|d| is_executable(&d.join(name)));
                 (!found).then(|| format!("`{name}` is not installed ({install})"))
+            }
+            Need::File { path, remedy } => {
+                (!path.is_file()).then(|| format!("{} is missing ({remedy})", path.display()))
             }
         }
     }
@@ -212,6 +227,8 @@ pub enum SchemeKind {
     Alcc(alcc::AlccScheme),
     /// `udp-CC`.
     Udp(udp::UdpScheme),
+    /// `ref-PROGRAM`.
+    Ref(reference::RefScheme),
 }
 
 /// Parses the text after a kind's prefix.
@@ -223,6 +240,7 @@ impl SchemeKind {
         ("tcp-", |s| plain_tcp::PlainTcp::parse(s).map(SchemeKind::PlainTcp)),
         ("alcc-", |s| alcc::AlccScheme::parse(s).map(SchemeKind::Alcc)),
         ("udp-", |s| udp::UdpScheme::parse(s).map(SchemeKind::Udp)),
+        ("ref-", |s| reference::RefScheme::parse(s).map(SchemeKind::Ref)),
     ];
 
     /// The variant's behaviours.
@@ -231,6 +249,7 @@ impl SchemeKind {
             SchemeKind::PlainTcp(k) => k,
             SchemeKind::Alcc(k) => k,
             SchemeKind::Udp(k) => k,
+            SchemeKind::Ref(k) => k,
         }
     }
 }
@@ -324,6 +343,7 @@ mod tests {
         assert_eq!(columns("tcp-bbr"), (Family::Tcp, "none".into(), "bbr".into(), RunMode::Kernel));
         assert_eq!(columns("alcc-copa"), (Family::Alcc, "copa".into(), "cubic".into(), RunMode::Kernel));
         assert_eq!(columns("udp-sprout"), (Family::Udp, "sprout".into(), String::new(), RunMode::Udp));
+        assert_eq!(columns("ref-sprout"), (Family::Ref, "sprout".into(), String::new(), RunMode::Udp));
     }
 
     #[test]
@@ -339,7 +359,7 @@ mod tests {
             assert_eq!(e.name, bad);
         }
         let e = Scheme::parse("copa").unwrap_err().to_string();
-        assert!(e.contains("tcp-..., alcc-..., udp-..."), "{e}");
+        assert!(e.contains("tcp-..., alcc-..., udp-..., ref-..."), "{e}");
     }
 
     #[test]
