@@ -1,7 +1,8 @@
 //! Compiles the BPF underlay (bpf/alcc_underlay.bpf.c) with clang into `$OUT_DIR`, for
 //! `src/underlay/loader.rs` to embed. Where clang or the libbpf headers are missing, the
 //! crate still builds: `alcc_bpf` stays unset and choosing the `alcc` underlay is an error
-//! that says what was missing here (`ALCC_BPF_UNBUILT`).
+//! that says what was missing here (`ALCC_BPF_UNBUILT`). `ALCC_BPF=off` leaves it out on
+//! purpose (to check that path, or on a machine that must not have it).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,9 @@ fn find_bpf_headers() -> Option<PathBuf> {
 }
 
 fn build(out: &Path) -> Result<(), String> {
+    if env::var("ALCC_BPF").is_ok_and(|v| v == "off") {
+        return Err("ALCC_BPF=off was set when alcc was built".to_string());
+    }
     let clang = find_clang().ok_or("no clang found at build time (install clang; scripts/setup.sh does)")?;
     let headers = find_bpf_headers()
         .ok_or("no libbpf headers (bpf/bpf_helpers.h) found at build time (install libbpf-dev)")?;
@@ -50,6 +54,7 @@ fn main() {
     println!("cargo::rerun-if-changed=bpf/alcc_underlay.bpf.c");
     println!("cargo::rerun-if-changed=bpf/kernel_types.h");
     println!("cargo::rerun-if-env-changed=CLANG");
+    println!("cargo::rerun-if-env-changed=ALCC_BPF");
     println!("cargo::rustc-check-cfg=cfg(alcc_bpf)");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR for build scripts"));
     match build(&out) {
