@@ -61,6 +61,11 @@ impl Telemetry {
             "kernel_total_retrans": info.kernel_total_retrans,
             "kernel_pacing_rate": info.kernel_pacing_rate,
             "underlay_cwnd": info.underlay_cwnd_segments,
+            "kernel_busy_us": info.kernel_busy_us,
+            "kernel_rwnd_limited_us": info.kernel_rwnd_limited_us,
+            "kernel_sndbuf_limited_us": info.kernel_sndbuf_limited_us,
+            "kernel_snd_wnd": info.kernel_snd_wnd,
+            "kernel_total_rto": info.kernel_total_rto,
         });
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         // Telemetry is best effort: a full disk must not stop the transfer.

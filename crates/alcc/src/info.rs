@@ -68,6 +68,16 @@ pub struct FlowInfo {
     pub kernel_total_retrans: u32,
     /// The cap on the kernel's pacing (SO_MAX_PACING_RATE), bytes/s; `u64::MAX`: none.
     pub kernel_max_pacing_rate: u64,
+    /// Microseconds the kernel had data in flight (`tcpi_busy_time`).
+    pub kernel_busy_us: u64,
+    /// Of those, microseconds it was limited by the peer's receive window (`tcpi_rwnd_limited`).
+    pub kernel_rwnd_limited_us: u64,
+    /// Of those, microseconds it was limited by the send buffer (`tcpi_sndbuf_limited`).
+    pub kernel_sndbuf_limited_us: u64,
+    /// The peer's advertised receive window, bytes (`tcpi_snd_wnd`).
+    pub kernel_snd_wnd: u32,
+    /// Retransmission timeouts so far (`tcpi_total_rto`).
+    pub kernel_total_rto: u16,
     /// Under alcc's BPF underlay, the kernel window last written for this socket, segments
     /// (the kernel takes it on its next ACK); 0 over a kernel congestion control.
     pub underlay_cwnd_segments: u32,
@@ -87,5 +97,10 @@ impl FlowInfo {
         self.kernel_pacing_rate = i.pacing_rate;
         self.kernel_total_retrans = i.total_retrans;
         self.kernel_max_pacing_rate = i.max_pacing_rate;
+        self.kernel_busy_us = i.busy_time;
+        self.kernel_rwnd_limited_us = i.rwnd_limited;
+        self.kernel_sndbuf_limited_us = i.sndbuf_limited;
+        self.kernel_snd_wnd = i.snd_wnd;
+        self.kernel_total_rto = i.total_rto;
     }
 }
