@@ -159,6 +159,16 @@ int main(void) {
     errno = 0;
     CHECK(alcc_set_cc(s, "fixed", "notacc") == -1 && errno == ENOENT, "bad underlay: errno %d", errno);
     CHECK(alcc_set_cc(s, NULL, NULL) == -1 && errno == EINVAL, "null spec: errno %d", errno);
+    /* alcc's BPF underlay: an unknown policy is EINVAL; as root it loads, otherwise EPERM
+     * (never a quiet switch to CUBIC). */
+    errno = 0;
+    CHECK(alcc_set_cc(s, "fixed", "alcc:loose") == -1 && errno == EINVAL, "bad alcc policy: errno %d", errno);
+    errno = 0;
+    if (geteuid() == 0) {
+        CHECK(alcc_set_cc(s, "fixed", "alcc:follow") == 0, "alcc underlay as root: %s", strerror(errno));
+    } else {
+        CHECK(alcc_set_cc(s, "fixed", "alcc") == -1 && errno == EPERM, "alcc underlay unprivileged: errno %d", errno);
+    }
     struct sockaddr_in nowhere = {.sin_family = AF_INET, .sin_port = htons(1), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     errno = 0;
     CHECK(alcc_connect(s, (struct sockaddr *)&nowhere, sizeof nowhere) == -1 && errno == ECONNREFUSED,
