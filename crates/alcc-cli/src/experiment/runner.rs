@@ -28,6 +28,11 @@ pub const CLIENT_START_DELAY_S: f64 = 0.5;
 /// that the client left.
 const SERVER_GRACE_S: f64 = 2.0;
 
+/// A run whose downlink carried fewer packets than this downloaded nothing (at most a
+/// handshake: the authors' Copa once sent nothing after its handshake for a whole run) and
+/// fails, so that a resumed sweep runs it again.
+const MIN_DOWNLOAD_PACKETS: u64 = 10;
+
 /// A run is failed (and its emulator stopped) this long after the expected duration.
 const TIMEOUT_MARGIN_S: f64 = 60.0;
 
@@ -280,8 +285,14 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
         Some(error) => plan.empty_row(FAILED, error),
         None => match analysis::analyze_run(&dir) {
             Err(e) => plan.empty_row(FAILED, format!("analysing downlink.log: {e:#}")),
-            Ok(s) if s.packets_departed == 0 => plan
-                .empty_row(FAILED, format!("no packet crossed the downlink: {}", output_tail(&stderr_path))),
+            Ok(s) if s.packets_departed < MIN_DOWNLOAD_PACKETS => plan.empty_row(
+                FAILED,
+                format!(
+                    "only {} packets crossed the downlink (a handshake at most, no download): {}",
+                    s.packets_departed,
+                    output_tail(&stderr_path)
+                ),
+            ),
             Ok(s) => Row {
                 duration_s: Some(s.duration_s),
                 capacity_mbps: Some(s.capacity_mbps),
