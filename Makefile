@@ -24,7 +24,7 @@ lint: setup
 	.venv/bin/ruff format --check python
 
 # The 1000-flow test needs about three descriptors per flow; the authors' programs (make refs)
-# for the short ref-copa run of alcc-cli's experiment tests.
+# for the short runs of ref-copa, ref-verus and ref-sprout in alcc-cli's experiment tests.
 # Then the report's tests (one runs a short experiment through the emulator) and the paper's
 # experiment in its --quick form, rendered in headless Chromium.
 test: lint refs

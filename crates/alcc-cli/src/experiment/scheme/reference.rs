@@ -231,21 +231,23 @@ impl Kind for RefScheme {
     fn client(&self, run: &RunContext) -> Client {
         let dir_q = run.quoted(&absolute(run.dir));
         let bin = refs_bin(run.alcc);
-        let receiver = match self.program {
-            Program::Verus { .. } => {
-                format!("{} \"$ALCC_SERVER\" -p {}", run.quoted(&bin.join("verus_client")), run.port)
+        // The environment assignments go before `exec`, which would take them for the program.
+        let (env, receiver) = match self.program {
+            Program::Verus { .. } => (
+                String::new(),
+                format!("{} \"$ALCC_SERVER\" -p {}", run.quoted(&bin.join("verus_client")), run.port),
+            ),
+            Program::Copa => {
+                (String::new(), format!("{} {}", run.quoted(&bin.join("genericcc_receiver")), run.port))
             }
-            Program::Copa => format!("{} {}", run.quoted(&bin.join("genericcc_receiver")), run.port),
-            Program::Sprout => format!(
-                "SPROUT_MODEL_IN={} {} \"$ALCC_SERVER\" {}",
-                run.quoted(&bin.join("sprout.model")),
-                run.quoted(&bin.join("sproutbt2")),
-                run.port
+            Program::Sprout => (
+                format!("SPROUT_MODEL_IN={} ", run.quoted(&bin.join("sprout.model"))),
+                format!("{} \"$ALCC_SERVER\" {}", run.quoted(&bin.join("sproutbt2")), run.port),
             ),
         };
         Client {
             command: format!(
-                "(cd {dir_q} && exec {receiver}) & p=$!; sleep {}; kill -9 $p 2>/dev/null; wait $p",
+                "(cd {dir_q} && {env}exec {receiver}) & p=$!; sleep {}; kill -9 $p 2>/dev/null; wait $p",
                 self.receiver_lifetime(run.duration_s)
             ),
             // 128 + SIGKILL: stopped at the deadline.
@@ -352,7 +354,7 @@ mod tests {
         assert!(s.ends_with(&format!("--seconds 20.5 -- {bin}/sproutbt2 9000")), "{s}");
         let c = p.client(&run).command;
         assert!(
-            c.starts_with(&format!("(cd /d && exec SPROUT_MODEL_IN={bin}/sprout.model {bin}/sproutbt2")),
+            c.starts_with(&format!("(cd /d && SPROUT_MODEL_IN={bin}/sprout.model exec {bin}/sproutbt2")),
             "{c}"
         );
     }
