@@ -1,4 +1,5 @@
-//! Congestion-control algorithms for alcc, sans-IO.
+//! Congestion-control algorithms for alcc, sans-IO: Verus, Copa, Sprout, Reno, CUBIC, and MDI
+//! (a Markov model of another algorithm, trained here from the simulator).
 //!
 //! Every algorithm implements [`Controller`]: the transport reports what happened (a packet
 //! sent, acknowledged or lost, a receiver report, a timer) with the time passed in as
@@ -22,6 +23,7 @@ pub mod copa;
 pub mod cubic;
 pub mod event;
 pub mod fixed;
+pub mod mdi;
 pub mod metrics;
 pub mod pacer;
 pub mod recovery;

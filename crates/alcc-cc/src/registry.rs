@@ -7,6 +7,7 @@ use crate::controller::{Config, Controller, ReceiverModel};
 use crate::copa::Copa;
 use crate::cubic::Cubic;
 use crate::fixed::Fixed;
+use crate::mdi::Mdi;
 use crate::reno::Reno;
 use crate::spec::{Params, SpecError};
 use crate::sprout::{SproutParams, SproutReceiver, SproutSender};
@@ -68,6 +69,12 @@ pub static ENTRIES: &[Entry] = &[
         name: "verus",
         about: "Verus (SIGCOMM 2015), delay-profile epochs; r=RATIO of Dmax/Dmin (6)",
         sender: |p, c| Ok(Box::new(Verus::from_params(p, c)?)),
+        receiver: None,
+    },
+    Entry {
+        name: "mdi",
+        about: "MDI, a Markov model of another algorithm (ALCC paper 4.3); model=FILE (the built-in model of our Verus; `alcc mdi train` makes others), seed=N (the flow's)",
+        sender: |p, c| Ok(Box::new(Mdi::from_params(p, c)?)),
         receiver: None,
     },
 ];

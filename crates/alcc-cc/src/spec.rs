@@ -141,6 +141,17 @@ impl Params {
             .ok_or_else(|| self.bad(key, &raw, &format!("must be one of {}", choices.join(", "))))
     }
 
+    /// Takes a string parameter as given (a file path, say); `None` when absent.
+    pub fn take_string(&mut self, key: &'static str) -> Option<String> {
+        self.accepted.push(key);
+        self.remove(key)
+    }
+
+    /// A [`SpecError::BadValue`] for `key`: for parameters an algorithm checks itself.
+    pub fn bad_value(&self, key: &str, value: &str, why: &str) -> SpecError {
+        self.bad(key, value, why)
+    }
+
     /// Fails if a parameter was given that no `take_*` call asked for.
     pub fn finish(self) -> Result<(), SpecError> {
         match self.pairs.into_iter().next() {

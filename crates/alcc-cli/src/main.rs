@@ -4,6 +4,7 @@ mod analyze;
 mod experiment;
 mod get;
 mod link_cmd;
+mod mdi_cmd;
 mod rusage;
 mod serve;
 mod sim_cmd;
@@ -42,6 +43,8 @@ enum Command {
     Experiment(experiment::ExperimentArgs),
     /// Run a program (at most --seconds) and write its CPU time and peak memory as JSON.
     Rusage(rusage::RusageArgs),
+    /// Train MDI models in the simulator and compare them with what they imitate.
+    Mdi(mdi_cmd::MdiArgs),
 }
 
 fn main() -> Result<()> {
@@ -59,6 +62,7 @@ fn main() -> Result<()> {
         Command::Link(args) => std::process::exit(link_cmd::run(*args)?),
         Command::Experiment(args) => std::process::exit(experiment::run(args)?),
         Command::Rusage(args) => std::process::exit(rusage::run(args)?),
+        Command::Mdi(args) => mdi_cmd::run(args)?,
     }
     Ok(())
 }
