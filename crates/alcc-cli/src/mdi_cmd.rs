@@ -130,8 +130,12 @@ impl Links {
         let mut links = Vec::new();
         for path in self.trace_files()? {
             let trace = Trace::parse_file(&path)?;
-            let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
-            links.push(Link { name, scenario: scenario(Capacity::Trace(trace.opportunities_ms().to_vec()), self.delay) });
+            let name =
+                path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+            links.push(Link {
+                name,
+                scenario: scenario(Capacity::Trace(trace.opportunities_ms().to_vec()), self.delay),
+            });
         }
         for k in 1..=self.synthetic {
             let rate = SYNTHETIC_RATES[(k % 5) as usize];
@@ -143,7 +147,10 @@ impl Links {
             };
             let trace = synth::cellular(&model, k).with_context(|| format!("synthetic trace {k}"))?;
             let name = format!("synthetic-{k}-{rate}mbps-{delay}ms");
-            links.push(Link { name, scenario: scenario(Capacity::Trace(trace.opportunities_ms().to_vec()), delay as f64) });
+            links.push(Link {
+                name,
+                scenario: scenario(Capacity::Trace(trace.opportunities_ms().to_vec()), delay as f64),
+            });
         }
         if links.is_empty() {
             bail!("no links: give --traces DIR|FILE or --synthetic N");
@@ -203,7 +210,10 @@ fn train(args: TrainArgs) -> Result<()> {
     let model = trainer.model().context("no transitions were recorded")?;
     let file = File::create(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
     let mut out = BufWriter::new(file);
-    model.write(&mut out).and_then(|_| out.flush()).with_context(|| format!("{}: cannot write", args.out.display()))?;
+    model
+        .write(&mut out)
+        .and_then(|_| out.flush())
+        .with_context(|| format!("{}: cannot write", args.out.display()))?;
     eprintln!("{}: {} transitions from {} links", args.out.display(), trainer.transitions(), links.len());
     Ok(())
 }
@@ -252,11 +262,16 @@ fn compare(args: CompareArgs) -> Result<()> {
                     base = Some((tput, p95));
                     (None, None)
                 }
-                Some((bt, bp)) => {
-                    (Some(tput / bt), p95.zip(bp).map(|(p, b)| p / b))
-                }
+                Some((bt, bp)) => (Some(tput / bt), p95.zip(bp).map(|(p, b)| p / b)),
             };
-            rows.push(Row { link: link.name.clone(), scheme: label.clone(), throughput_mbps: tput, delay_p95_ms: p95, throughput_ratio: tr, p95_ratio: pr });
+            rows.push(Row {
+                link: link.name.clone(),
+                scheme: label.clone(),
+                throughput_mbps: tput,
+                delay_p95_ms: p95,
+                throughput_ratio: tr,
+                p95_ratio: pr,
+            });
         }
     }
     if args.json {
@@ -264,11 +279,19 @@ fn compare(args: CompareArgs) -> Result<()> {
         return Ok(());
     }
     let opt = |v: Option<f64>, digits: usize| v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"));
-    println!("{:<34} {:<22} {:>10} {:>9} {:>8} {:>8}", "link", "scheme", "Mbit/s", "p95 ms", "tput/x", "p95/x");
+    println!(
+        "{:<34} {:<22} {:>10} {:>9} {:>8} {:>8}",
+        "link", "scheme", "Mbit/s", "p95 ms", "tput/x", "p95/x"
+    );
     for r in &rows {
         println!(
             "{:<34} {:<22} {:>10.3} {:>9} {:>8} {:>8}",
-            r.link, r.scheme, r.throughput_mbps, opt(r.delay_p95_ms, 1), opt(r.throughput_ratio, 3), opt(r.p95_ratio, 3)
+            r.link,
+            r.scheme,
+            r.throughput_mbps,
+            opt(r.delay_p95_ms, 1),
+            opt(r.throughput_ratio, 3),
+            opt(r.p95_ratio, 3)
         );
     }
     // Geometric means of the ratios per scheme.
@@ -290,7 +313,8 @@ fn info(path: &Path) -> Result<()> {
     let model = alcc_cc::mdi::load::load(path).with_context(|| format!("{}", path.display()))?;
     let layout = model.layout();
     let (nd, n) = (layout.delay.count(), layout.states());
-    let seen_blocks = (0..n).flat_map(|r| (0..nd).map(move |c| (r, c))).filter(|&(r, c)| model.seen(r, c)).count();
+    let seen_blocks =
+        (0..n).flat_map(|r| (0..nd).map(move |c| (r, c))).filter(|&(r, c)| model.seen(r, c)).count();
     let seen_rows = (0..n).filter(|&r| (0..nd).any(|c| model.seen(r, c))).count();
     let h = layout.header();
     println!("header: {}", h.map(|v| v.to_string()).join(","));

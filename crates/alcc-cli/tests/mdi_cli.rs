@@ -42,7 +42,18 @@ fn train_then_describe_and_compare() {
 
     // Deterministic: the same command writes the same model.
     let again = dir.0.join("again.csv");
-    let out = alcc(&["mdi", "train", "--cc", "copa", "--synthetic", "2", "--duration", "5", "--out", again.to_str().unwrap()]);
+    let out = alcc(&[
+        "mdi",
+        "train",
+        "--cc",
+        "copa",
+        "--synthetic",
+        "2",
+        "--duration",
+        "5",
+        "--out",
+        again.to_str().unwrap(),
+    ]);
     assert!(out.status.success());
     assert_eq!(std::fs::read_to_string(&again).unwrap(), first);
 
@@ -50,7 +61,19 @@ fn train_then_describe_and_compare() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("states: 225"), "{}", text(&out.stdout));
 
-    let out = alcc(&["mdi", "compare", "--cc", "copa", "--model", m, "--synthetic", "1", "--duration", "5", "--json"]);
+    let out = alcc(&[
+        "mdi",
+        "compare",
+        "--cc",
+        "copa",
+        "--model",
+        m,
+        "--synthetic",
+        "1",
+        "--duration",
+        "5",
+        "--json",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = rows.as_array().unwrap();

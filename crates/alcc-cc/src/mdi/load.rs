@@ -8,10 +8,13 @@ use std::time::SystemTime;
 
 use super::model::{MdiModel, ModelError};
 
+/// A file's size and modification time.
 type Stamp = (u64, Option<SystemTime>);
+/// Parsed models by path, with the stamp of the version parsed.
+type Cache = Mutex<HashMap<PathBuf, (Stamp, Arc<MdiModel>)>>;
 
-fn cache() -> &'static Mutex<HashMap<PathBuf, (Stamp, Arc<MdiModel>)>> {
-    static CACHE: OnceLock<Mutex<HashMap<PathBuf, (Stamp, Arc<MdiModel>)>>> = OnceLock::new();
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 

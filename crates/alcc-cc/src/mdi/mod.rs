@@ -118,7 +118,9 @@ impl Mdi {
     pub fn from_params(params: &mut Params, config: &Config) -> Result<Mdi, SpecError> {
         let seed = params.take_u64("seed", config.seed, 0, u64::MAX)?;
         let model = match params.take_string("model") {
-            Some(path) => load::load(Path::new(&path)).map_err(|e| params.bad_value("model", &path, &e.to_string()))?,
+            Some(path) => {
+                load::load(Path::new(&path)).map_err(|e| params.bad_value("model", &path, &e.to_string()))?
+            }
             None => builtin_model().map_err(|e| params.bad_value("model", "(built in)", &e.to_string()))?,
         };
         Ok(Mdi::new(model, seed, config))

@@ -144,10 +144,16 @@ impl MdiModel {
                 continue;
             }
             if rows == n {
-                return Err(ModelError::Line { line, what: format!("more than the {n} matrix rows the header announces") });
+                return Err(ModelError::Line {
+                    line,
+                    what: format!("more than the {n} matrix rows the header announces"),
+                });
             }
             if record.len() != n {
-                return Err(ModelError::Line { line, what: format!("{} values, expected {n}", record.len()) });
+                return Err(ModelError::Line {
+                    line,
+                    what: format!("{} values, expected {n}", record.len()),
+                });
             }
             for field in record.iter() {
                 let v: f64 = field
@@ -228,7 +234,8 @@ impl MdiModel {
     fn nearest_seen(&self) -> Result<Vec<(u32, u32)>, ModelError> {
         let (nw, nd) = (self.layout.window.count(), self.layout.delay.count());
         let n = self.layout.states();
-        let seen_rows: Vec<Vec<usize>> = (0..nd).map(|c| (0..n).filter(|&r| self.seen(r, c)).collect()).collect();
+        let seen_rows: Vec<Vec<usize>> =
+            (0..nd).map(|c| (0..n).filter(|&r| self.seen(r, c)).collect()).collect();
         let Some(_) = seen_rows.iter().find(|rows| !rows.is_empty()) else {
             return Err(ModelError::Whole("every block is empty: the model has no transitions".into()));
         };
@@ -365,11 +372,17 @@ mod tests {
             ("2,-10,0,10,2,-10,0,x\n", "line 1: header value `x`"),
             ("2,-10,0,10,2,-10,0,10\n0,1,1,0\n0,1,1\n", "line 3: 3 values, expected 4"),
             ("2,-10,0,10,2,-10,0,10\n0,1,1,0\n0,1,1,abc\n", "line 3: `abc` is not a number"),
-            ("2,-10,0,10,2,-10,0,10\n0,1,0.5,0\n0,0,0,0\n0,0,0,0\n0,0,0,0\n", "line 2: block 1 (delay bucket 1) sums to 0.5"),
+            (
+                "2,-10,0,10,2,-10,0,10\n0,1,0.5,0\n0,0,0,0\n0,0,0,0\n0,0,0,0\n",
+                "line 2: block 1 (delay bucket 1) sums to 0.5",
+            ),
             ("2,-10,0,10,2,-10,0,10\n0,1,-1,2\n0,0,0,0\n0,0,0,0\n0,0,0,0\n", "line 2: probability -1"),
             ("2,-10,0,10,2,-10,0,10\n0,1,1,0\n", "1 matrix rows, the header announces 4"),
             ("2,-10,0,10,2,-10,0,10\n0,0,0,0\n0,0,0,0\n0,0,0,0\n0,0,0,0\n", "no transitions"),
-            ("2,-10,0,10,2,-10,0,10\n0,1,1,0\n0,1,1,0\n0,1,1,0\n0,1,1,0\n0,1,1,0\n", "line 6: more than the 4"),
+            (
+                "2,-10,0,10,2,-10,0,10\n0,1,1,0\n0,1,1,0\n0,1,1,0\n0,1,1,0\n0,1,1,0\n",
+                "line 6: more than the 4",
+            ),
         ];
         for (text, expected) in cases {
             let err = MdiModel::read(text.as_bytes()).unwrap_err().to_string();

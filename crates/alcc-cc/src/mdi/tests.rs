@@ -206,10 +206,12 @@ fn spec_reads_the_model_file_and_names_the_file_and_line() {
         assert_eq!(c.decision().window, 10 * Config::default().mss);
         let builtin = crate::registry::by_name("mdi").unwrap();
         assert_eq!(builtin.decision().window, 10 * Config::default().mss);
-        let err = crate::registry::by_name(&format!("mdi:model={}", bad.display())).err().unwrap().to_string();
+        let err =
+            crate::registry::by_name(&format!("mdi:model={}", bad.display())).err().unwrap().to_string();
         assert!(err.contains("bad.csv") && err.contains("line 3"), "{err}");
         let missing = dir.join("missing.csv");
-        let err = crate::registry::by_name(&format!("mdi:model={}", missing.display())).err().unwrap().to_string();
+        let err =
+            crate::registry::by_name(&format!("mdi:model={}", missing.display())).err().unwrap().to_string();
         assert!(err.contains("missing.csv") && err.contains("cannot read"), "{err}");
     });
     std::fs::remove_dir_all(&dir).unwrap();

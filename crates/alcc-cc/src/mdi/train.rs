@@ -83,8 +83,15 @@ impl Recorder {
     pub fn new(inner: Box<dyn Controller>, source: WindowSource, mss: u64) -> (Recorder, EpochLog) {
         let log: EpochLog = Arc::default();
         let window = source.read(inner.as_ref(), mss);
-        let recorder =
-            Recorder { inner, source, mss, epochs: DelayEpochs::new(), next_end: None, window, log: Arc::clone(&log) };
+        let recorder = Recorder {
+            inner,
+            source,
+            mss,
+            epochs: DelayEpochs::new(),
+            next_end: None,
+            window,
+            log: Arc::clone(&log),
+        };
         (recorder, log)
     }
 
@@ -96,7 +103,7 @@ impl Recorder {
             if let Some(dmax_ms) = self.epochs.close(end) {
                 closed.push(EpochSample { dmax_ms, window: self.window });
             }
-            end = end + EPOCH;
+            end += EPOCH;
         }
         self.next_end = Some(end);
         if !closed.is_empty() {
