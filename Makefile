@@ -8,8 +8,12 @@ export ALCC_REFS_SRC ?= $(abspath ../shared/refs)
 setup:
 	./scripts/setup.sh
 
+# The Java client library and uploader (java/): Maven, JUnit 5, checked against Android API 21.
+MVN ?= mvn -B -q
+
 build: setup
 	$(CARGO) build --release --workspace
+	cd java && $(MVN) package -DskipTests
 
 # The authors' Verus, Copa and Sprout (the ref-X schemes), built from their tarballs in
 # $(ALCC_REFS_SRC) into target/refs; setup.sh installs their build dependencies.
@@ -30,6 +34,7 @@ lint: setup
 test: lint refs
 	ulimit -n "$$(ulimit -Hn)"; $(CARGO) test --workspace --release
 	.venv/bin/python -m pytest -q python/tests
+	cd java && $(MVN) verify
 	./scripts/test-paper-quick.sh
 
 bench: setup

@@ -36,6 +36,10 @@ command -v bpftool >/dev/null 2>&1 || [ -x /usr/sbin/bpftool ] || need_apt+=(bpf
 # to check that report.html renders.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv python3-pip)
+# The Java client library (java/): a JDK (it compiles with --release 11) and Maven, which fetches
+# JUnit 5 and the Android API-21 signatures from Maven Central on first use.
+command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 if [ ${#need_apt[@]} -gt 0 ] || [ ${#need_refs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${need_apt[*]} ${need_refs[*]}; run as root or install them" >&2
