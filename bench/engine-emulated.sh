@@ -4,8 +4,9 @@
 # 1. Delay and throughput: for each trace (the ALCC paper's CampusWalk and highwayGold from
 #    $ALCC_TRACE_DIR/alcc-paper, or a synthetic cellular trace from `alcc trace gen` when that
 #    directory is absent), 10 ms one-way delay, a 2 MB drop-tail downlink queue, a plain `curl`
-#    downloads from `alcc serve --http` with
-#      - `--cc none`  (plain kernel CUBIC, the baseline),
+#    downloads from
+#      - `alcc serve-plain` (plain kernel CUBIC by sendfile, no alcc code: the baseline, `none`),
+#    and from `alcc serve --http` with
 #      - `--cc copa`  over kernel CUBIC,
 #      - `--cc verus` over kernel CUBIC (when `alcc controllers` lists it).
 #    `alcc analyze` reads the downlink log; the table gives throughput and p95 one-way delay and
@@ -83,13 +84,15 @@ ccs=(none copa)
 "$A" controllers | awk '{print $1}' | grep -qx verus && ccs+=(verus)
 
 # run_download TRACE CC TAG: one curl download of `secs` seconds behind the emulated link.
-# Leaves $out/TAG.log (downlink log) and $out/TAG.tel (telemetry).
+# Leaves $out/TAG.log (downlink log) and $out/TAG.tel (telemetry; none for the plain baseline).
 run_download() {
   local trace="$1" cc="$2" tag="$3"
+  local server="$A serve --port 9000 --cc $cc --underlay cubic --bytes 100000000000 --http --telemetry $out/$tag.tel"
+  [ "$cc" = none ] && server="$A serve-plain --port 9000 --underlay cubic --bytes 100000000000 --http"
   "$A" link --uplink "$trace" --downlink "$trace" --delay 10 \
     --downlink-queue droptail --downlink-queue-args bytes=2000000 \
     --downlink-log "$out/$tag.log" \
-    --server "$A serve --port 9000 --cc $cc --underlay cubic --bytes 100000000000 --http --telemetry $out/$tag.tel" \
+    --server "$server" \
     -- sh -c "sleep 0.5; curl -s -o /dev/null --max-time $secs http://\$ALCC_SERVER:9000/; exit 0" \
     >/dev/null 2>"$out/$tag.err" || { echo "run $tag failed:" >&2; cat "$out/$tag.err" >&2; return 1; }
 }

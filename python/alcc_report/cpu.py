@@ -1,7 +1,10 @@
 """CPU time per scheme relative to plain kernel TCP (the ALCC paper's Section 5.6, Figure 14).
 
 The paper measures the user-space CPU of the sender with and without ALCC. Here each run's
-``cpu_s`` is the sender's user plus system CPU time (``rusage.json``). Per trace and scheme the
+``cpu_s`` is the sender's user plus system CPU time (``rusage.json``). Plain TCP (``tcp-U``) is
+served by ``alcc serve-plain``: sendfile from an in-memory file, no alcc code on the data path,
+so the ratio includes everything alcc adds (``alcc-none@U``, the engine without a controller,
+shows the engine's own share). Per trace and scheme the
 table gives the median over the ok runs and its ratio to the median of the plain-TCP baseline on
 the same trace: ``tcp-U`` for a scheme over kernel underlay ``U`` when that scheme ran, otherwise
 ``tcp-cubic``; plain TCP schemes themselves are compared with ``tcp-cubic``.

@@ -145,7 +145,8 @@ def build_report(experiment: Experiment) -> Report:
             "cpu",
             "CPU time relative to plain TCP (paper Section 5.6)",
             "Median sender CPU time (user + system) per run and its ratio to the plain-TCP baseline "
-            "on the same trace (tcp-U for a scheme over kernel underlay U, else tcp-cubic).",
+            "on the same trace (tcp-U for a scheme over kernel underlay U, else tcp-cubic). Plain TCP "
+            "is a sendfile writer with no alcc code on the data path.",
             [cpu_rows(cpu)] if len(cpu) else [],
             empty="No completed run.",
         )

@@ -7,6 +7,7 @@ mod link_cmd;
 mod mdi_cmd;
 mod rusage;
 mod serve;
+mod serve_plain;
 mod sim_cmd;
 mod sys;
 mod telemetry;
@@ -35,6 +36,8 @@ enum Command {
     Analyze(analyze::AnalyzeArgs),
     /// Serve downloads through alcc streams (each client gets the data).
     Serve(serve::ServeArgs),
+    /// Serve downloads over plain kernel TCP by sendfile (no alcc code on the data path).
+    ServePlain(serve_plain::ServePlainArgs),
     /// Download from HOST:PORT over plain TCP and report the throughput.
     Get(get::GetArgs),
     /// Run a command behind an emulated trace-driven link (root).
@@ -58,6 +61,7 @@ fn main() -> Result<()> {
         Command::Analyze(args) => analyze::run(args)?,
         Command::Sim(args) => sim_cmd::run(args)?,
         Command::Serve(args) => serve::run(args)?,
+        Command::ServePlain(args) => serve_plain::run(args)?,
         Command::Get(args) => get::run(args)?,
         Command::Link(args) => std::process::exit(link_cmd::run(*args)?),
         Command::Experiment(args) => std::process::exit(experiment::run(args)?),

@@ -1,6 +1,10 @@
-//! The command's only unsafe code: getrusage, signal dispositions and kill(2).
+//! The command's only unsafe code: getrusage, signal dispositions, kill(2), and the plain
+//! kernel writer's socket options, memfd and sendfile.
 
+use std::ffi::CString;
+use std::fs::File;
 use std::io;
+use std::os::fd::{FromRawFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Resource usage of this process (all its threads), as getrusage(2) reports it.
@@ -96,4 +100,57 @@ pub fn kill(pid: u32, sig: i32) -> io::Result<()> {
 pub fn is_root() -> bool {
     // SAFETY: geteuid(2) cannot fail and touches no memory.
     unsafe { libc::geteuid() == 0 }
+}
+
+/// Sets the kernel congestion control of socket `fd` (TCP_CONGESTION).
+pub fn set_tcp_congestion(fd: RawFd, name: &str) -> io::Result<()> {
+    let bytes = name.as_bytes();
+    let len =
+        libc::socklen_t::try_from(bytes.len()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `bytes` is valid for `len` bytes for the duration of the call; setsockopt only
+    // reads it.
+    let rc =
+        unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, bytes.as_ptr().cast(), len) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Makes `close` of socket `fd` reset the connection at once (SO_LINGER with a zero timeout).
+pub fn set_linger_zero(fd: RawFd) -> io::Result<()> {
+    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+    let len = std::mem::size_of::<libc::linger>() as libc::socklen_t;
+    // SAFETY: `linger` is a valid struct of `len` bytes that lives across the call.
+    let rc = unsafe {
+        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_LINGER, (&linger as *const libc::linger).cast(), len)
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// An anonymous in-memory file (memfd_create), closed on exec.
+pub fn memfd(name: &str) -> io::Result<File> {
+    let name = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `name` is a NUL-terminated string that lives across the call.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: memfd_create returned a new descriptor that nothing else owns.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// sendfile(2): copies up to `count` bytes of `file` from `*offset` to socket `socket` in the
+/// kernel, advancing `*offset`; returns the bytes sent (0 at the end of the file).
+pub fn sendfile(socket: RawFd, file: RawFd, offset: &mut i64, count: usize) -> io::Result<usize> {
+    // SAFETY: both are open descriptors of the caller, and `offset` points to a valid off_t
+    // that sendfile updates.
+    let n = unsafe { libc::sendfile(socket, file, offset, count) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
 }

@@ -106,16 +106,18 @@ fn a_sweep_records_failures_and_resumes() {
             "summary.json",
             "series.csv",
             "delays.csv",
-            "telemetry.jsonl",
             "rusage.json",
             "stderr.log",
             "result.json",
         ] {
             assert!(run.join(f).is_file(), "{s}: {f} missing");
         }
+        // The engine writes telemetry; plain TCP has no alcc code on its path, so none.
+        assert_eq!(run.join("telemetry.jsonl").is_file(), s == "alcc-copa", "{s}: telemetry.jsonl");
         let commands = std::fs::read_to_string(run.join("commands.txt")).unwrap();
         assert_eq!(commands.lines().count(), 3, "{commands}");
-        assert!(commands.lines().nth(1).unwrap().contains("serve --port 9000"), "{commands}");
+        let server = if s == "tcp-cubic" { "serve-plain --port 9000" } else { "serve --port 9000" };
+        assert!(commands.lines().nth(1).unwrap().contains(server), "{commands}");
         let series = std::fs::read_to_string(run.join("series.csv")).unwrap();
         assert!(series.starts_with("start_s,capacity_mbps,throughput_mbps,sent_mbps,delay_p50_ms"));
         assert!(series.lines().count() >= 10, "5 s in 500 ms bins");

@@ -351,14 +351,14 @@ mod tests {
     }
 
     #[test]
-    fn plain_tcp_is_served_without_controller_to_curl() {
+    fn plain_tcp_is_served_by_the_plain_writer_to_curl() {
         let p = plan("tcp-reno");
         assert_eq!(p.rel_dir(), PathBuf::from("runs/t/tcp-reno/run-2"));
         let c = commands(Path::new("/bin/alcc"), &spec(), &p, Path::new("/o/d"));
         assert_eq!(
             c.server,
-            "/bin/alcc serve --port 9000 --cc none --underlay reno --mode kernel --bytes 100000000000 --http \
-             --count 1 --seconds 22 --telemetry /o/d/telemetry.jsonl --rusage /o/d/rusage.json"
+            "/bin/alcc serve-plain --port 9000 --underlay reno --bytes 100000000000 --http --count 1 \
+             --seconds 22 --rusage /o/d/rusage.json"
         );
         assert!(
             c.client.contains("curl -sS -o /dev/null --max-time 20 \"http://$ALCC_SERVER:9000/\""),

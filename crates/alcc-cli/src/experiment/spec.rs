@@ -493,6 +493,9 @@ path = "/t/third.trace"
             Spec::parse("flavors.toml", include_str!("../../../../experiments/flavors.toml")).unwrap();
         assert!(flavors.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
         assert_eq!(flavors.schemes.iter().filter(|s| s.contains('@')).count(), 6);
+        let baseline =
+            Spec::parse("baseline.toml", include_str!("../../../../experiments/baseline.toml")).unwrap();
+        assert!(baseline.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
         let loss = Spec::parse("loss.toml", include_str!("../../../../experiments/loss.toml")).unwrap();
         assert_eq!(loss.loss, 0.01);
         assert!(loss.traces[0].uplink.is_some());

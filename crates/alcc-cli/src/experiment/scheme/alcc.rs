@@ -1,11 +1,18 @@
 //! `alcc-CC[@UNDERLAY]`: one of our controllers deciding how fast bytes enter a kernel TCP
 //! socket with congestion control UNDERLAY (default `cubic`, as in the paper), or alcc's BPF
-//! underlay `alcc` (= `alcc:hold`) or `alcc:follow` (crates/alcc/src/underlay, issue 10). Kernel mode with
-//! `curl` as the client, or framed mode with `alcc get --mode framed` when the controller keeps
-//! a model at the receiver (Sprout; the registry decides).
+//! underlay `alcc` (= `alcc:hold`) or `alcc:follow` (crates/alcc/src/underlay, issue 10). Kernel
+//! mode with `curl` as the client, or framed mode with `alcc get --mode framed` when the controller keeps
+//! a model at the receiver (Sprout; the registry decides). `alcc-none@UNDERLAY` is the engine
+//! with no controller (`alcc serve --cc none`): plain kernel TCP written through the engine, which
+//! shows the engine's own cost against `tcp-UNDERLAY`.
 
 use super::{is_cc_spec, is_word, unknown_cc_warning, Client, Family, Kind, Need, RunContext, RunMode};
 use crate::experiment::runner::shell_quote;
+
+/// Whether `cc` is `none`: no controller, the engine alone.
+fn is_none(cc: &str) -> bool {
+    cc.eq_ignore_ascii_case("none")
+}
 
 /// The underlay when the scheme names none (the paper's ALCC ran over CUBIC).
 pub const DEFAULT_UNDERLAY: &str = "cubic";
@@ -63,6 +70,9 @@ impl Kind for AlccScheme {
     }
 
     fn label(&self) -> String {
+        if is_none(&self.cc) {
+            return format!("kernel {} written through alcc's engine, no controller", self.underlay);
+        }
         match self.underlay.parse::<alcc::Underlay>() {
             Ok(alcc::Underlay::Alcc(p)) => format!(
                 "alcc's {} above alcc's BPF kernel congestion control, {p} policy ({} mode)",
@@ -110,6 +120,9 @@ impl Kind for AlccScheme {
     }
 
     fn warning(&self) -> Option<String> {
+        if is_none(&self.cc) {
+            return None;
+        }
         unknown_cc_warning(&self.cc)
     }
 }
@@ -150,6 +163,10 @@ mod tests {
         let s = AlccScheme::parse("nonexistent").unwrap();
         assert_eq!(s.mode, RunMode::Kernel);
         assert!(s.warning().is_some());
+        // No controller: the engine alone, no warning.
+        let s = AlccScheme::parse("none@reno").unwrap();
+        assert_eq!((s.mode, s.warning()), (RunMode::Kernel, None));
+        assert_eq!(s.label(), "kernel reno written through alcc's engine, no controller");
     }
 
     #[test]

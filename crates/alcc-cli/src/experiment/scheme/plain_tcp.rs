@@ -1,5 +1,8 @@
-//! `tcp-KERNELCC`: plain kernel TCP with one of the kernel's congestion controls, fetched by
-//! `curl`. The baseline every other scheme is compared with.
+//! `tcp-KERNELCC`: plain kernel TCP with one of the kernel's congestion controls, served by
+//! `alcc serve-plain` (sendfile from an in-memory file; no alcc engine code on the data path, no
+//! TCP_INFO polling) and fetched by `curl`. The baseline every other scheme is compared with
+//! (the report's CPU table divides by it). `alcc-none@KERNELCC` is the engine without a
+//! controller, for measuring what the engine itself costs.
 
 use super::{Client, Family, Kind, Need, RunContext, RunMode};
 use crate::experiment::runner::shell_quote;
@@ -42,19 +45,17 @@ impl Kind for PlainTcp {
     }
 
     fn label(&self) -> String {
-        format!("plain kernel TCP ({})", self.kernel)
+        format!("plain kernel TCP ({}), sendfile", self.kernel)
     }
 
     fn server(&self, run: &RunContext) -> String {
         format!(
-            "{} serve --port {} --cc none --underlay {} --mode kernel --bytes {} --http --count 1 \
-             --seconds {} --telemetry {} --rusage {}",
+            "{} serve-plain --port {} --underlay {} --bytes {} --http --count 1 --seconds {} --rusage {}",
             run.alcc_q(),
             run.port,
             shell_quote(&self.kernel),
             run.offer_bytes,
             run.server_seconds,
-            run.quoted(&run.telemetry()),
             run.quoted(&run.rusage())
         )
     }
@@ -93,11 +94,11 @@ mod tests {
         let k = PlainTcp::parse("bbr").unwrap();
         assert_eq!(
             k.server(&run),
-            "/bin/alcc serve --port 9000 --cc none --underlay bbr --mode kernel --bytes 100 --http \
-             --count 1 --seconds 22 --telemetry /o/d/telemetry.jsonl --rusage /o/d/rusage.json"
+            "/bin/alcc serve-plain --port 9000 --underlay bbr --bytes 100 --http --count 1 --seconds 22 \
+             --rusage /o/d/rusage.json"
         );
         assert_eq!(k.client(&run).deadline_status, 28);
-        assert_eq!(k.label(), "plain kernel TCP (bbr)");
+        assert_eq!(k.label(), "plain kernel TCP (bbr), sendfile");
         assert!(matches!(&k.needs()[..], [Need::Program { name: "curl", .. }]));
     }
 }
