@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use alcc_cc::sim::capacity::OPPORTUNITY_BYTES;
-use alcc_cc::sim::{Capacity, QueueLimit, Scenario};
+use alcc_cc::sim::{AckPolicy, Capacity, DelayedAcks, QueueLimit, ReturnPath, Scenario};
 use alcc_trace::metrics::{self, Summary};
 use alcc_trace::record::Recording;
 use alcc_trace::trace::Trace;
@@ -41,6 +41,18 @@ pub struct SimArgs {
     /// Seed for random loss and the controller.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// When the receiver acknowledges: `every` (each packet at once), `delayed` (Linux's
+    /// delayed ACKs: every second packet, a 40 ms timer, 16 quick ACKs) or `stretch=N` (the
+    /// same rules, every N-th packet).
+    #[arg(long, default_value = "every")]
+    acks: String,
+    /// A Mahimahi trace for the return path (acknowledgements and reports queue there, in a
+    /// queue of the same limit as the bottleneck's); without it the return path is free.
+    #[arg(long)]
+    uplink: Option<PathBuf>,
+    /// Random loss probability of acknowledgements and reports on the return path, in [0, 1).
+    #[arg(long, default_value_t = 0.0)]
+    return_loss: f64,
     /// Also write a CSV time series (500 ms bins) to this file.
     #[arg(long)]
     series: Option<PathBuf>,
@@ -72,6 +84,24 @@ pub fn parse_queue(text: &str) -> Result<QueueLimit> {
     }
 }
 
+/// Parses `every`, `delayed` or `stretch=N`.
+pub fn parse_acks(text: &str) -> Result<AckPolicy> {
+    match text {
+        "every" => Ok(AckPolicy::EveryPacket),
+        "delayed" => Ok(AckPolicy::Delayed(DelayedAcks::linux())),
+        _ => {
+            let n = text
+                .strip_prefix("stretch=")
+                .with_context(|| format!("--acks must be every, delayed or stretch=N, not `{text}`"))?;
+            let n: u32 = n.parse().with_context(|| format!("--acks stretch=`{n}` is not a whole number"))?;
+            if n == 0 {
+                bail!("--acks stretch=N needs N >= 1");
+            }
+            Ok(AckPolicy::Delayed(DelayedAcks::stretched(n)))
+        }
+    }
+}
+
 /// Runs `alcc sim`.
 pub fn run(args: SimArgs) -> Result<()> {
     let (capacity, link) = match (&args.trace, args.rate) {
@@ -97,6 +127,15 @@ pub fn run(args: SimArgs) -> Result<()> {
     scenario.loss = args.loss;
     scenario.duration = Duration::from_secs_f64(args.duration);
     scenario.seed = args.seed;
+    scenario.acks = parse_acks(&args.acks)?;
+    scenario.return_loss = args.return_loss;
+    if let Some(path) = &args.uplink {
+        let trace = Trace::parse_file(path)?;
+        scenario.return_path = ReturnPath::Shaped {
+            capacity: Capacity::Trace(trace.opportunities_ms().to_vec()),
+            queue: scenario.queue,
+        };
+    }
 
     let result = scenario.run(&args.cc)?;
     let recording = Recording::from_parts(

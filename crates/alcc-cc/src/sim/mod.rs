@@ -4,12 +4,15 @@
 //! in virtual time, so a minute of a cellular trace runs in milliseconds and every run is
 //! deterministic for a seed. See [`Scenario`] for the model and [`SimResult`] for what it records.
 
+pub mod ack;
 pub mod bottleneck;
 pub mod capacity;
+pub mod link;
 pub mod record;
 pub mod scenario;
 
+pub use ack::{AckPolicy, DelayedAcks};
 pub use bottleneck::QueueLimit;
 pub use capacity::Capacity;
-pub use record::{DropCause, Outcome, PacketRecord, SimResult};
-pub use scenario::{Scenario, SimError};
+pub use record::{AckRecord, DropCause, Outcome, PacketRecord, SimResult};
+pub use scenario::{ReturnPath, Scenario, SimError};

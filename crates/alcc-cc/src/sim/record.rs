@@ -59,6 +59,17 @@ impl PacketRecord {
     }
 }
 
+/// One acknowledgement of one packet, as the sender got it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct AckRecord {
+    /// When the acknowledgement reached the sender.
+    pub at: Time,
+    /// The packet it acknowledged.
+    pub seq: u64,
+    /// The packet's bytes.
+    pub bytes: u64,
+}
+
 /// Everything one simulation run observed.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SimResult {
@@ -70,6 +81,13 @@ pub struct SimResult {
     pub duration: std::time::Duration,
     /// Controller snapshots, one per `metrics_every` interval (time, window bytes, pacing rate).
     pub windows: Vec<(Time, u64, Option<u64>)>,
+    /// Every packet acknowledgement the sender got, in order (a cumulative acknowledgement
+    /// of several packets gives one record per packet, all at the same time).
+    pub acks: Vec<AckRecord>,
+    /// The return link's delivery opportunities within the run (empty for a free return path).
+    pub return_opportunities: Vec<Time>,
+    /// Acknowledgements and reports lost on the return path (at random or by its full queue).
+    pub return_drops: u64,
 }
 
 impl SimResult {

@@ -1,10 +1,14 @@
 //! One simulated flow over one bottleneck, in virtual time.
 //!
-//! The model (Mahimahi's, one direction congested): the sender is always backlogged; a packet it
-//! sends enters the bottleneck queue at once (or is lost at random, or dropped by a full queue),
-//! leaves at a delivery opportunity, and reaches the receiver one one-way delay later. The
-//! receiver acknowledges every packet at once; acknowledgements (and receiver reports) cross an
-//! uncongested return path with the same one-way delay. Losses are detected by the sender's
+//! The model (Mahimahi's): the sender is always backlogged; a packet it sends enters the
+//! bottleneck queue at once (or is lost at random, or dropped by a full queue), leaves at a
+//! delivery opportunity, and reaches the receiver one one-way delay later. The receiver
+//! acknowledges as its [`AckPolicy`] says (every packet at once by default; or delayed as a TCP
+//! receiver does), each acknowledgement covering every packet received so far. Acknowledgements
+//! and receiver reports go back over the [`ReturnPath`]: by default an uncongested path with the
+//! same one-way delay; or a trace-driven link with its own queue (Mahimahi's uplink), where
+//! acknowledgements wait through the trace's gaps and leave in bursts (ACK compression), and
+//! may be lost at random (`return_loss`). Losses are detected by the sender's
 //! [`SentPackets`], as a real transport would.
 
 use std::cmp::Reverse;
@@ -20,9 +24,11 @@ use crate::event::{Arrival, ReceiverReport, SenderHint, SentPacket};
 use crate::pacer::Pacer;
 use crate::registry;
 use crate::sent_packets::SentPackets;
-use crate::sim::bottleneck::{Bottleneck, QueueLimit, Queued};
+use crate::sim::ack::{AckClock, AckPolicy};
+use crate::sim::bottleneck::{QueueLimit, Queued};
 use crate::sim::capacity::Capacity;
-use crate::sim::record::{DropCause, Outcome, PacketRecord, SimResult};
+use crate::sim::link::ServedQueue;
+use crate::sim::record::{AckRecord, DropCause, Outcome, PacketRecord, SimResult};
 use crate::spec::SpecError;
 use crate::time::Time;
 
@@ -31,6 +37,29 @@ const STALL_LIMIT: u32 = 100_000;
 /// How often the controller's window is sampled into [`SimResult::windows`].
 const WINDOW_SAMPLE: Duration = Duration::from_millis(10);
 
+/// Bytes of an acknowledgement on the return link: an IPv4 and a TCP header with the
+/// timestamps option (20 + 20 + 12), what a pure TCP ACK is on the emulator's uplink.
+pub const ACK_BYTES: u64 = 52;
+
+/// Bytes of a receiver report on the return link: an acknowledgement carrying framed mode's
+/// Sprout report (a 6-byte frame header and the 58-byte body of 8 counts, docs/wire-format.md),
+/// rounded up.
+pub const REPORT_BYTES: u64 = 120;
+
+/// The path acknowledgements and receiver reports take back to the sender.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReturnPath {
+    /// Uncongested: everything arrives one one-way delay after the receiver sent it.
+    Free,
+    /// A trace-driven link with its own drop-tail queue, then the one-way delay (the
+    /// emulator's uplink). Acknowledgements take [`ACK_BYTES`], reports [`REPORT_BYTES`].
+    Shaped {
+        /// The return link's delivery opportunities.
+        capacity: Capacity,
+        /// Its queue's limit.
+        queue: QueueLimit,
+    },
+}
 /// Why a scenario could not run.
 #[derive(Debug, Error)]
 pub enum SimError {
@@ -62,11 +91,18 @@ pub struct Scenario {
     /// Rate of the sender's own interface, Mbit/s: back-to-back packets leave it spaced by their
     /// serialization time, as from a real NIC (1000 by default).
     pub sender_mbps: f64,
+    /// When the receiver acknowledges ([`AckPolicy::EveryPacket`] by default).
+    pub acks: AckPolicy,
+    /// The path back to the sender ([`ReturnPath::Free`] by default).
+    pub return_path: ReturnPath,
+    /// Probability that an acknowledgement or report is lost on the return path, in `[0, 1)`.
+    pub return_loss: f64,
 }
 
 impl Scenario {
     /// A scenario on `capacity` with the defaults of the project's scenario tests: 20 ms one-way
-    /// delay, 1000-packet drop-tail queue, no loss, 60 s, seed 1, 1500-byte packets.
+    /// delay, 1000-packet drop-tail queue, no loss, 60 s, seed 1, 1500-byte packets, every
+    /// packet acknowledged at once over an uncongested return path.
     pub fn new(capacity: Capacity) -> Scenario {
         Scenario {
             capacity,
@@ -77,6 +113,9 @@ impl Scenario {
             seed: 1,
             packet_bytes: 1500,
             sender_mbps: 1000.0,
+            acks: AckPolicy::EveryPacket,
+            return_path: ReturnPath::Free,
+            return_loss: 0.0,
         }
     }
 
@@ -108,20 +147,35 @@ impl Scenario {
         if !(0.0..1.0).contains(&self.loss) {
             return bad("loss must be in [0, 1)");
         }
+        if !(0.0..1.0).contains(&self.return_loss) {
+            return bad("return loss must be in [0, 1)");
+        }
+        if let AckPolicy::Delayed(d) = self.acks {
+            if d.every == 0 || d.timeout.is_zero() {
+                return bad("delayed acknowledgements need every >= 1 and a timer above 0");
+            }
+        }
+        if let ReturnPath::Shaped { capacity, .. } = &self.return_path {
+            validate_capacity(capacity).map_err(|m| SimError::Invalid(format!("return path: {m}")))?;
+        }
         if !(self.sender_mbps.is_finite() && self.sender_mbps > 0.0) {
             return bad("sender rate must be positive");
         }
         if self.packet_bytes == 0 || self.packet_bytes > 65_535 {
             return bad("packet size must be between 1 and 65535 bytes");
         }
-        match &self.capacity {
-            Capacity::ConstantMbps(r) if !(r.is_finite() && *r > 0.0) => bad("rate must be positive"),
-            Capacity::Trace(ms) if ms.last().is_none_or(|&l| l == 0) => {
-                bad("trace must be non-empty with a last timestamp above 0")
-            }
-            Capacity::Trace(ms) if ms.windows(2).any(|w| w[0] > w[1]) => bad("trace must be non-decreasing"),
-            _ => Ok(()),
+        validate_capacity(&self.capacity).map_err(|m| SimError::Invalid(m.to_string()))
+    }
+}
+
+fn validate_capacity(capacity: &Capacity) -> Result<(), &'static str> {
+    match capacity {
+        Capacity::ConstantMbps(r) if !(r.is_finite() && *r > 0.0) => Err("rate must be positive"),
+        Capacity::Trace(ms) if ms.last().is_none_or(|&l| l == 0) => {
+            Err("trace must be non-empty with a last timestamp above 0")
         }
+        Capacity::Trace(ms) if ms.windows(2).any(|w| w[0] > w[1]) => Err("trace must be non-decreasing"),
+        _ => Ok(()),
     }
 }
 
@@ -129,10 +183,38 @@ impl Scenario {
 enum Event {
     /// Packet `id` reaches the receiver.
     Arrive(usize),
-    /// The acknowledgement of packet `seq` reaches the sender.
-    Ack(u64),
-    /// A receiver report reaches the sender.
+    /// Something the receiver sent reaches the sender.
+    Back(Back),
+}
+
+/// What the receiver sends back.
+enum Back {
+    /// A cumulative acknowledgement of the first `through` packets the receiver got.
+    Ack {
+        /// How many arrivals it covers.
+        through: usize,
+    },
+    /// A receiver report.
     Report(ReceiverReport),
+}
+
+impl Back {
+    fn bytes(&self) -> u64 {
+        match self {
+            Back::Ack { .. } => ACK_BYTES,
+            Back::Report(_) => REPORT_BYTES,
+        }
+    }
+}
+
+/// The return path as the run drives it.
+enum ReturnLink {
+    Free,
+    Shaped {
+        queue: ServedQueue,
+        /// What waits in the queue, by the id the queue carries.
+        waiting: Vec<Option<Back>>,
+    },
 }
 
 /// Heap key: due time, then insertion order (FIFO among equal times).
@@ -146,9 +228,7 @@ struct Run<'a> {
     receiver: Option<Box<dyn ReceiverModel>>,
     sent: SentPackets,
     pacer: Pacer,
-    bottleneck: Bottleneck,
-    opportunities: Vec<Time>,
-    next_opportunity: usize,
+    bottleneck: ServedQueue,
     heap: BinaryHeap<(Key, usize)>,
     events: Vec<Option<Event>>,
     order: u64,
@@ -161,6 +241,16 @@ struct Run<'a> {
     /// When the sender's interface has finished serializing the last packet.
     nic_free_at: Time,
     nic_gap: Duration,
+    /// The receiver's acknowledgement state.
+    ack_clock: AckClock,
+    /// Sequence numbers in the order the receiver got them.
+    received: Vec<u64>,
+    highest_received: Option<u64>,
+    /// How many of `received` the sender has seen acknowledged.
+    acked_through: usize,
+    return_link: ReturnLink,
+    acks: Vec<AckRecord>,
+    return_drops: u64,
 }
 
 impl<'a> Run<'a> {
@@ -170,7 +260,12 @@ impl<'a> Run<'a> {
         receiver: Option<Box<dyn ReceiverModel>>,
     ) -> Self {
         let end = Time::ZERO + s.duration;
-        let opportunities = s.capacity.opportunities().take_while(|&t| t < end).collect();
+        let return_link = match &s.return_path {
+            ReturnPath::Free => ReturnLink::Free,
+            ReturnPath::Shaped { capacity, queue } => {
+                ReturnLink::Shaped { queue: ServedQueue::new(capacity, *queue, end), waiting: Vec::new() }
+            }
+        };
         Run {
             scenario: s,
             end,
@@ -179,9 +274,7 @@ impl<'a> Run<'a> {
             receiver,
             sent: SentPackets::new(0),
             pacer: Pacer::new(),
-            bottleneck: Bottleneck::new(s.queue),
-            opportunities,
-            next_opportunity: 0,
+            bottleneck: ServedQueue::new(&s.capacity, s.queue, end),
             heap: BinaryHeap::new(),
             events: Vec::new(),
             order: 0,
@@ -193,6 +286,13 @@ impl<'a> Run<'a> {
             receiver_fired_at: None,
             nic_free_at: Time::ZERO,
             nic_gap: Duration::from_secs_f64(s.packet_bytes as f64 * 8.0 / (s.sender_mbps * 1e6)),
+            ack_clock: s.acks.receiver(),
+            received: Vec::new(),
+            highest_received: None,
+            acked_through: 0,
+            return_link,
+            acks: Vec::new(),
+            return_drops: 0,
         }
     }
 
@@ -219,11 +319,18 @@ impl<'a> Run<'a> {
             }
             self.step();
         }
+        let return_opportunities = match &self.return_link {
+            ReturnLink::Free => Vec::new(),
+            ReturnLink::Shaped { queue, .. } => queue.opportunities().to_vec(),
+        };
         SimResult {
             packets: self.packets,
-            opportunities: self.opportunities,
+            opportunities: self.bottleneck.opportunities().to_vec(),
             duration: self.scenario.duration,
             windows: self.windows,
+            acks: self.acks,
+            return_opportunities,
+            return_drops: self.return_drops,
         }
     }
 
@@ -236,9 +343,11 @@ impl<'a> Run<'a> {
             }
         };
         consider(self.heap.peek().map(|(Reverse((t, _)), _)| *t));
-        if !self.bottleneck.is_empty() {
-            consider(self.opportunities.get(self.next_opportunity).copied());
+        consider(self.bottleneck.deadline());
+        if let ReturnLink::Shaped { queue, .. } = &self.return_link {
+            consider(queue.deadline());
         }
+        consider(self.ack_clock.deadline());
         consider(self.after_fired(self.controller.next_timer(), self.controller_fired_at));
         let receiver_timer = self.receiver.as_ref().and_then(|r| r.next_timer());
         consider(self.after_fired(receiver_timer, self.receiver_fired_at));
@@ -278,11 +387,23 @@ impl<'a> Run<'a> {
                 self.handle(event);
             }
         }
-        while !self.bottleneck.is_empty()
-            && self.opportunities.get(self.next_opportunity).is_some_and(|&t| t <= now)
-        {
-            self.next_opportunity += 1;
-            self.serve_opportunity();
+        let delay = self.scenario.one_way_delay;
+        let mut departed = Vec::new();
+        self.bottleneck.serve_due(now, |q| departed.push(q.id));
+        for id in departed {
+            let arrived = now + delay;
+            self.packets[id].outcome = Outcome::Delivered { departed: now, arrived };
+            self.schedule(arrived, Event::Arrive(id));
+        }
+        if let ReturnLink::Shaped { queue, waiting } = &mut self.return_link {
+            let mut back = Vec::new();
+            queue.serve_due(now, |q| back.extend(waiting[q.id].take()));
+            for item in back {
+                self.schedule(now + delay, Event::Back(item));
+            }
+        }
+        if self.ack_clock.deadline().is_some_and(|t| t <= now) {
+            self.send_ack();
         }
         if let Some(receiver) = self.receiver.as_mut() {
             if receiver.next_timer().is_some_and(|t| t <= now) && self.receiver_fired_at != Some(now) {
@@ -309,34 +430,61 @@ impl<'a> Run<'a> {
                     let arrival = Arrival { seq: record.seq, bytes: record.bytes, hint: self.hints[id] };
                     receiver.on_arrival(now, &arrival);
                 }
-                self.schedule(now + self.scenario.one_way_delay, Event::Ack(record.seq));
+                let out_of_order = self.highest_received.is_some_and(|h| record.seq != h + 1);
+                self.highest_received = Some(self.highest_received.map_or(record.seq, |h| h.max(record.seq)));
+                self.received.push(record.seq);
+                if self.ack_clock.on_arrival(now, out_of_order) {
+                    self.send_ack();
+                }
                 self.forward_report();
             }
-            Event::Ack(seq) => {
-                if let Some(sample) = self.sent.on_ack(now, seq) {
-                    self.controller.on_ack(now, &sample);
+            Event::Back(Back::Ack { through }) => {
+                let first = self.acked_through;
+                self.acked_through = self.acked_through.max(through);
+                for i in first..self.acked_through {
+                    let seq = self.received[i];
+                    if let Some(sample) = self.sent.on_ack(now, seq) {
+                        self.acks.push(AckRecord { at: now, seq, bytes: sample.bytes });
+                        self.controller.on_ack(now, &sample);
+                    }
                 }
             }
-            Event::Report(report) => self.controller.on_report(now, &report),
+            Event::Back(Back::Report(report)) => self.controller.on_report(now, &report),
         }
+    }
+
+    /// The receiver acknowledges everything it has received.
+    fn send_ack(&mut self) {
+        self.ack_clock.acked();
+        self.send_back(Back::Ack { through: self.received.len() });
     }
 
     fn forward_report(&mut self) {
         let now = self.now;
         if let Some(report) = self.receiver.as_mut().and_then(|r| r.take_report(now)) {
-            self.schedule(now + self.scenario.one_way_delay, Event::Report(report));
+            self.send_back(Back::Report(report));
         }
     }
 
-    fn serve_opportunity(&mut self) {
+    /// Puts what the receiver sends back onto the return path.
+    fn send_back(&mut self, item: Back) {
         let now = self.now;
-        let delay = self.scenario.one_way_delay;
-        let mut departed = Vec::new();
-        self.bottleneck.serve(|q| departed.push(q.id));
-        for id in departed {
-            let arrived = now + delay;
-            self.packets[id].outcome = Outcome::Delivered { departed: now, arrived };
-            self.schedule(arrived, Event::Arrive(id));
+        if self.scenario.return_loss > 0.0 && self.rng.random_bool(self.scenario.return_loss) {
+            self.return_drops += 1;
+            return;
+        }
+        match &mut self.return_link {
+            ReturnLink::Free => self.schedule(now + self.scenario.one_way_delay, Event::Back(item)),
+            ReturnLink::Shaped { queue, waiting } => {
+                let id = waiting.len();
+                let packet = Queued { id, bytes: item.bytes(), enqueued_at: now };
+                if queue.enqueue(now, packet) {
+                    waiting.push(Some(item));
+                } else {
+                    waiting.push(None);
+                    self.return_drops += 1;
+                }
+            }
         }
     }
 
@@ -382,18 +530,8 @@ impl<'a> Run<'a> {
         let mut record = PacketRecord { seq, bytes, sent: now, outcome: Outcome::InFlight };
         if self.scenario.loss > 0.0 && self.rng.random_bool(self.scenario.loss) {
             record.outcome = Outcome::Dropped { at: now, cause: DropCause::Random };
-        } else {
-            let was_empty = self.bottleneck.is_empty();
-            if self.bottleneck.enqueue(Queued { id, bytes, enqueued_at: now }) {
-                if was_empty {
-                    // Opportunities that passed while the queue was empty were wasted.
-                    while self.opportunities.get(self.next_opportunity).is_some_and(|&t| t < now) {
-                        self.next_opportunity += 1;
-                    }
-                }
-            } else {
-                record.outcome = Outcome::Dropped { at: now, cause: DropCause::Queue };
-            }
+        } else if !self.bottleneck.enqueue(now, Queued { id, bytes, enqueued_at: now }) {
+            record.outcome = Outcome::Dropped { at: now, cause: DropCause::Queue };
         }
         self.packets.push(record);
         self.hints.push(hint);
@@ -506,6 +644,63 @@ mod tests {
     }
 
     #[test]
+    fn delayed_acks_come_for_every_second_packet() {
+        let mut s = Scenario::new(Capacity::ConstantMbps(12.0));
+        s.duration = Duration::from_secs(5);
+        s.acks = AckPolicy::Delayed(crate::sim::ack::DelayedAcks::linux());
+        let r = s.run_with(fixed(20), None).unwrap();
+        let delivered = r.packets.iter().filter(|p| matches!(p.outcome, Outcome::Delivered { .. })).count();
+        // Every packet delivered before the last 60 ms (the ACK of the last ones may be in
+        // flight) is acknowledged, by cumulative ACKs that come for pairs of packets after the
+        // 16 quick ACKs: about half as many distinct ACK arrival times as packets.
+        assert!(
+            r.acks.len() + 60 >= delivered && r.acks.len() <= delivered,
+            "{} of {delivered}",
+            r.acks.len()
+        );
+        let mut times: Vec<Time> = r.acks.iter().map(|a| a.at).collect();
+        times.dedup();
+        let ratio = times.len() as f64 / r.acks.len() as f64;
+        assert!((0.49..0.52).contains(&ratio), "{ratio}");
+        // The window still gets window / RTT (20 packets per 40 ms = 6 Mbit/s).
+        assert!((delivered_mbps(&r) - 6.0).abs() < 0.15, "{}", delivered_mbps(&r));
+    }
+
+    #[test]
+    fn a_shaped_return_path_holds_acks_until_its_opportunities() {
+        // The return link may send only every 100 ms: ACKs leave in bursts at those times and
+        // arrive one delay later.
+        let mut s = Scenario::new(Capacity::ConstantMbps(12.0));
+        s.duration = Duration::from_secs(2);
+        s.return_path =
+            ReturnPath::Shaped { capacity: Capacity::Trace(vec![100]), queue: QueueLimit::Infinite };
+        let r = s.run_with(fixed(50), None).unwrap();
+        assert!(!r.acks.is_empty());
+        assert_eq!(r.return_opportunities.len(), 19);
+        for a in &r.acks {
+            assert_eq!((a.at.as_micros() - 20_000) % 100_000, 0, "ACK at {}", a.at);
+        }
+        // 1500 bytes per opportunity carry 28 ACKs of 52 bytes: one per packet sent, so the
+        // 50-packet window is acknowledged in two opportunities.
+        let first: Vec<u64> = r.acks.iter().map(|a| a.at.as_micros()).take(50).collect();
+        assert_eq!(first.iter().filter(|&&t| t == first[0]).count(), 28);
+        assert_eq!(r.return_drops, 0);
+    }
+
+    #[test]
+    fn lost_acks_are_repaired_by_the_next_cumulative_ack() {
+        let mut s = Scenario::new(Capacity::ConstantMbps(12.0));
+        s.duration = Duration::from_secs(5);
+        s.return_loss = 0.2;
+        let r = s.run_with(fixed(20), None).unwrap();
+        assert!(r.return_drops > 100, "{}", r.return_drops);
+        let delivered = r.packets.iter().filter(|p| matches!(p.outcome, Outcome::Delivered { .. })).count();
+        // Every delivered packet is acknowledged (bar the last few in flight), none is lost.
+        assert!(r.acks.len() + 30 >= delivered, "{} of {delivered}", r.acks.len());
+        assert!((delivered_mbps(&r) - 6.0).abs() < 0.2, "{}", delivered_mbps(&r));
+    }
+
+    #[test]
     fn invalid_settings_are_errors() {
         let mut s = Scenario::new(Capacity::Trace(vec![]));
         assert!(matches!(s.run("fixed"), Err(SimError::Invalid(_))));
@@ -514,5 +709,11 @@ mod tests {
         assert!(matches!(s.run("fixed"), Err(SimError::Invalid(_))));
         s.loss = 0.0;
         assert!(matches!(s.run("nope"), Err(SimError::Spec(_))));
+        s.return_loss = 1.0;
+        assert!(matches!(s.run("fixed"), Err(SimError::Invalid(_))));
+        s.return_loss = 0.0;
+        s.return_path =
+            ReturnPath::Shaped { capacity: Capacity::Trace(vec![0]), queue: QueueLimit::Infinite };
+        assert!(matches!(s.run("fixed"), Err(SimError::Invalid(m)) if m.starts_with("return path")));
     }
 }
