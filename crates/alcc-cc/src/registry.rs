@@ -10,7 +10,7 @@ use crate::fixed::Fixed;
 use crate::mdi::Mdi;
 use crate::reno::Reno;
 use crate::spec::{Params, SpecError};
-use crate::sprout::{SproutParams, SproutReceiver, SproutSender};
+use crate::sprout::{SproutAck, SproutParams, SproutReceiver, SproutSender};
 use crate::verus::Verus;
 
 type SenderFactory = fn(&mut Params, &Config) -> Result<Box<dyn Controller>, SpecError>;
@@ -64,6 +64,12 @@ pub static ENTRIES: &[Entry] = &[
         about: "Sprout (NSDI 2013), forecasts from the receiver; target=MS (100), confidence=PERCENTILE (5), clock=half_rtt|arrival (half_rtt)",
         sender: |p, c| Ok(Box::new(SproutSender::new(SproutParams::from_params(p)?, c))),
         receiver: Some(|p, c| Ok(Box::new(SproutReceiver::new(SproutParams::from_params(p)?, c)))),
+    },
+    Entry {
+        name: "sprout-ack",
+        about: "Sprout run at the sender alone, its model fed from ACK timing (any TCP client); parameters as sprout",
+        sender: |p, c| Ok(Box::new(SproutAck::new(SproutParams::from_params(p)?, c))),
+        receiver: None,
     },
     Entry {
         name: "verus",

@@ -14,8 +14,11 @@
 //! | [`belief`] | the receiver's posterior over the rate: evolve and observe |
 //! | [`forecaster`] | per-rate delivery tables and the 5th-percentile cumulative forecast |
 //! | [`params`] | the run-time parameters (`target`, `confidence`, `clock`) |
+//! | [`model`] | [`LinkModel`]: one tick of the belief and the forecast, shared by both models; the tick clock |
 //! | [`receiver_model`] | [`SproutReceiver`], the receiver-side model: counts arrivals per tick, runs the model, emits reports |
 //! | [`sender`] | [`SproutSender`]: the queue estimate and the window from a forecast |
+//! | [`ack_inference`] | [`DeliveryInference`]: the sender's per-tick delivery counts from its acknowledgements |
+//! | [`ack_sender`] | [`SproutAck`] (`sprout-ack`): the model run at the sender from acknowledgements, no receiver change |
 //!
 //! Differences from the reference implementation are decisions, documented where they are
 //! made; the main ones: one packet size ([`Config::mss`](crate::Config::mss)) is used for every
@@ -24,16 +27,22 @@
 //! subtracts a cumulative count per tick). And by default the sender counts a forecast's
 //! elapsed ticks from its estimated creation rather than its arrival ([`ForecastClock`]).
 
+pub mod ack_inference;
+pub mod ack_sender;
 pub mod belief;
 pub mod bins;
 pub mod forecaster;
 pub mod kernel;
+pub mod model;
 pub mod params;
 pub mod receiver_model;
 pub mod sender;
 
+pub use ack_inference::DeliveryInference;
+pub use ack_sender::SproutAck;
 pub use belief::RateBelief;
 pub use forecaster::ForecastTables;
+pub use model::{LinkModel, TickObservation};
 pub use params::{ForecastClock, SproutParams};
 pub use receiver_model::SproutReceiver;
 pub use sender::SproutSender;

@@ -22,65 +22,51 @@ use std::time::Duration;
 
 use super::belief::RateBelief;
 use super::bins::{HORIZON_TICKS, TICK};
-use super::forecaster::ForecastTables;
+use super::model::{LinkModel, TickObservation, Ticker};
 use super::params::SproutParams;
 use crate::controller::{Config, ReceiverModel};
 use crate::event::{Arrival, Forecast, ReceiverReport};
 use crate::time::Time;
 
-/// After a silence longer than this many ticks, the model catches up this many ticks and then
-/// jumps to the present (a sleeping receiver must not spin through hours of ticks). 250 ticks
-/// (5 s) take an uninformed belief to its long-run shape anyway.
-const MAX_CATCH_UP_TICKS: u64 = 250;
-
 /// The receiver half of Sprout: a [`ReceiverModel`].
 #[derive(Debug)]
 pub struct SproutReceiver {
-    params: SproutParams,
     packet_bytes: u64,
-    tables: &'static ForecastTables,
-    belief: RateBelief,
-    /// End of the current tick; `None` until the first arrival.
-    tick_end: Option<Time>,
+    model: LinkModel,
+    ticker: Ticker,
     bytes_this_tick: u64,
     received_or_lost: u64,
     highest_seq: Option<u64>,
     /// The sender announced it would not send before this time.
     idle_until: Option<Time>,
-    counts: [u32; HORIZON_TICKS],
     reported: Option<([u32; HORIZON_TICKS], u64)>,
     pending: Option<Forecast>,
-    ticks: u64,
 }
 
 impl SproutReceiver {
     /// A receiver with packets of `config.mss` bytes.
     pub fn new(params: SproutParams, config: &Config) -> SproutReceiver {
         SproutReceiver {
-            params,
             packet_bytes: config.mss.max(1),
-            tables: ForecastTables::get(),
-            belief: RateBelief::uniform(),
-            tick_end: None,
+            model: LinkModel::new(&params),
+            ticker: Ticker::default(),
             bytes_this_tick: 0,
             received_or_lost: 0,
             highest_seq: None,
             idle_until: None,
-            counts: [0; HORIZON_TICKS],
             reported: None,
             pending: None,
-            ticks: 0,
         }
     }
 
     /// The current belief about the link rate.
     pub fn belief(&self) -> &RateBelief {
-        &self.belief
+        self.model.belief()
     }
 
     /// The latest forecast: cumulative packets deliverable by the end of tick 1..=8.
     pub fn counts(&self) -> [u32; HORIZON_TICKS] {
-        self.counts
+        self.model.counts()
     }
 
     /// Bytes received or counted lost so far.
@@ -90,59 +76,36 @@ impl SproutReceiver {
 
     /// Ticks the model has run.
     pub fn ticks(&self) -> u64 {
-        self.ticks
+        self.model.ticks()
     }
 
     /// Runs every tick that ended at or before `now`.
     fn advance_to(&mut self, now: Time) {
-        let Some(mut end) = self.tick_end else { return };
-        let mut run = 0;
-        while end <= now {
-            if run == MAX_CATCH_UP_TICKS {
-                // Skip the remaining silent ticks, keeping the tick phase.
-                let tick_us = TICK.as_micros() as u64;
-                let behind = (now.as_micros() - end.as_micros()) / tick_us;
-                end += Duration::from_micros(behind * tick_us);
-                if end <= now {
-                    end += TICK;
-                }
-                break;
-            }
-            self.close_tick(end);
-            end += TICK;
-            run += 1;
-        }
-        self.tick_end = Some(end);
+        let mut ticker = self.ticker;
+        ticker.advance(now, |end| self.close_tick(end));
+        self.ticker = ticker;
     }
 
     fn close_tick(&mut self, end: Time) {
         let start = end.saturating_sub(TICK);
-        let count = if self.bytes_this_tick == 0 {
-            0
-        } else {
-            let rounded = (self.bytes_this_tick + self.packet_bytes / 2) / self.packet_bytes;
-            u32::try_from(rounded.max(1)).unwrap_or(u32::MAX)
-        };
-        self.belief.evolve();
         let announced_idle = self.idle_until.is_some_and(|until| until > start);
-        if !(count == 0 && announced_idle) {
-            self.belief.observe(count);
-        }
-        self.counts = self.tables.forecast(&self.belief, self.params.quantile);
+        let observation = match TickObservation::of_bytes(self.bytes_this_tick, self.packet_bytes) {
+            TickObservation::Delivered(0) if announced_idle => TickObservation::Unobserved,
+            seen => seen,
+        };
+        let counts = self.model.tick(observation);
         self.bytes_this_tick = 0;
-        self.ticks += 1;
-        let state = (self.counts, self.received_or_lost);
         let changed = match self.reported {
             None => true,
-            Some((counts, rol)) => counts != self.counts || rol != self.received_or_lost,
+            Some((c, rol)) => c != counts || rol != self.received_or_lost,
         };
         if changed {
-            self.reported = Some(state);
+            self.reported = Some((counts, self.received_or_lost));
             self.pending = Some(Forecast {
                 received_or_lost_bytes: self.received_or_lost,
                 receiver_time: end,
                 tick: TICK,
-                counts: self.counts.to_vec(),
+                counts: counts.to_vec(),
                 packet_bytes: u32::try_from(self.packet_bytes).unwrap_or(u32::MAX),
             });
         }
@@ -156,9 +119,7 @@ impl ReceiverModel for SproutReceiver {
 
     fn on_arrival(&mut self, now: Time, arrival: &Arrival) {
         self.advance_to(now);
-        if self.tick_end.is_none() {
-            self.tick_end = Some(now + TICK);
-        }
+        self.ticker.start(now);
         self.bytes_this_tick = self.bytes_this_tick.saturating_add(arrival.bytes);
         match self.highest_seq {
             Some(highest) if arrival.seq <= highest => {}
@@ -183,7 +144,7 @@ impl ReceiverModel for SproutReceiver {
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.tick_end
+        self.ticker.end()
     }
 
     fn take_report(&mut self, _now: Time) -> Option<ReceiverReport> {
@@ -283,7 +244,7 @@ mod tests {
         let mut r = receiver();
         arrive(&mut r, 0, 0, None);
         r.on_timer(Time::from_millis(3_600_000));
-        assert_eq!(r.ticks(), MAX_CATCH_UP_TICKS);
+        assert_eq!(r.ticks(), super::super::model::MAX_CATCH_UP_TICKS);
         let next = r.next_timer().unwrap();
         assert!(next > Time::from_millis(3_600_000) && next <= Time::from_millis(3_600_020), "{next}");
         assert_eq!(next.as_micros() % 20_000, 0, "tick phase kept");

@@ -114,6 +114,11 @@ impl SproutSender {
         self.queue_estimate
     }
 
+    /// The smallest RTT of the flow so far.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.rtt.min_rtt()
+    }
+
     /// Bytes the forecast allows beyond what is in flight (before any heartbeat allowance).
     pub fn allowed(&self) -> u64 {
         self.allowed
