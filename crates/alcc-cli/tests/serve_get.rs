@@ -145,6 +145,17 @@ fn framed_and_udp_modes_copy_a_file() {
     file_round_trip_in(&dir, "127.0.0.1", "sprout", "udp", &file);
 }
 
+/// Sprout with no receiver model (`sprout-ack`) serves a plain TCP client in kernel mode.
+#[test]
+fn sender_only_sprout_copies_a_file_in_kernel_mode() {
+    let dir = TmpDir::new("sprout-ack");
+    let file = dir.path("data.bin");
+    let mut data = vec![0u8; 3_456_789];
+    pattern(9, &mut data);
+    std::fs::write(&file, &data).unwrap();
+    file_round_trip(&dir, "127.0.0.1", "sprout-ack", &file);
+}
+
 #[test]
 fn mode_choices_are_checked() {
     // Sprout needs its receiver: refused in kernel mode, before listening.
