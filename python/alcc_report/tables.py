@@ -39,24 +39,45 @@ def signed_percent(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:+.1f} %"
 
 
+#: The plain-TCP schemes every scheme's throughput and p95 delay are compared with in the summary
+#: (when the experiment ran them): kernel BBR, what most servers run today, and kernel CUBIC.
+BASELINES: tuple[str, ...] = ("tcp-bbr", "tcp-cubic")
+
+
 def summary_table(runs: pd.DataFrame) -> Table:
-    """Per trace and scheme: runs completed of all, medians over completed runs of the metrics."""
-    rows = []
+    """Per trace and scheme: runs completed of all, medians over completed runs of the metrics,
+    and the median throughput and p95 delay as ratios to those of each of :data:`BASELINES` the
+    experiment ran on the same trace (``-`` when that baseline has no completed run there)."""
+    metrics = ["throughput_mbps", "utilization", "delay_p50_ms", "delay_p95_ms", "loss"]
+    medians = {}
     for (trace, scheme), group in runs.groupby(["trace", "scheme"], sort=True):
         ok = group[group["status"] == "ok"]
-        med = ok[["throughput_mbps", "utilization", "delay_p50_ms", "delay_p95_ms", "loss"]].median()
-        rows.append(
-            [
-                str(trace),
-                str(scheme),
-                f"{len(ok)}/{len(group)}",
-                fmt(med["throughput_mbps"]),
-                fmt(med["utilization"] * 100, 1),
-                fmt(med["delay_p50_ms"], 1),
-                fmt(med["delay_p95_ms"], 1),
-                fmt(med["loss"] * 100, 2),
-            ]
-        )
+        medians[(trace, scheme)] = (len(ok), len(group), ok[metrics].median())
+    baselines = [b for b in BASELINES if b in set(runs["scheme"])]
+
+    def ratio(mine: float, trace: object, baseline: str, metric: str) -> str:
+        entry = medians.get((trace, baseline))
+        theirs = entry[2][metric] if entry and entry[0] else math.nan
+        if math.isnan(mine) or math.isnan(theirs) or theirs == 0:
+            return "-"
+        return f"{mine / theirs:.2f}"
+
+    rows = []
+    for (trace, scheme), (ok, total, med) in medians.items():
+        row = [
+            str(trace),
+            str(scheme),
+            f"{ok}/{total}",
+            fmt(med["throughput_mbps"]),
+            fmt(med["utilization"] * 100, 1),
+            fmt(med["delay_p50_ms"], 1),
+            fmt(med["delay_p95_ms"], 1),
+            fmt(med["loss"] * 100, 2),
+        ]
+        for b in baselines:
+            row.append(ratio(med["throughput_mbps"], trace, b, "throughput_mbps"))
+            row.append(ratio(med["delay_p95_ms"], trace, b, "delay_p95_ms"))
+        rows.append(row)
     columns = [
         "trace",
         "scheme",
@@ -67,6 +88,8 @@ def summary_table(runs: pd.DataFrame) -> Table:
         "p95 delay (ms)",
         "loss (%)",
     ]
+    for b in baselines:
+        columns += [f"throughput / {b}", f"p95 / {b}"]
     return Table("summary", columns, rows)
 
 

@@ -12,7 +12,7 @@ from alcc_report.fidelity import fidelity_table, percent_difference
 from alcc_report.figures.region import operating_region
 from alcc_report.load import METRIC_COLUMNS
 from alcc_report.markdown import table_markdown
-from alcc_report.tables import Table, failed_table
+from alcc_report.tables import Table, failed_table, summary_table
 
 from conftest import run_row
 
@@ -132,3 +132,26 @@ def test_operating_region_property_random_populations():
         assert math.isclose(cy + height / 2, np.percentile(throughput, 75))
         assert region.delay_p25 <= region.delay_p50 <= region.delay_p75
         assert region.throughput_p25 <= region.throughput_p50 <= region.throughput_p75
+
+
+def test_summary_gives_ratios_to_bbr_and_cubic_on_the_same_trace():
+    rows = [
+        run_row("A", "tcp-bbr", 0, throughput_mbps=8.0, delay_p95_ms=200.0),
+        run_row("A", "tcp-bbr", 1, throughput_mbps=10.0, delay_p95_ms=180.0),
+        run_row("A", "tcp-cubic", 0, throughput_mbps=10.0, delay_p95_ms=2000.0),
+        run_row("A", "alcc-sprout-ack@cubic", 0, throughput_mbps=8.6, delay_p95_ms=95.0),
+        run_row("B", "tcp-bbr", 0, status="failed", error="x"),
+        run_row("B", "alcc-sprout-ack@cubic", 0, throughput_mbps=5.0, delay_p95_ms=50.0),
+    ]
+    t = summary_table(frame(rows))
+    ratios = ["throughput / tcp-bbr", "p95 / tcp-bbr", "throughput / tcp-cubic", "p95 / tcp-cubic"]
+    assert t.columns[-4:] == ratios
+    by = {(r[0], r[1]): r for r in t.rows}
+    # Against BBR's medians on trace A (9 Mbit/s, 190 ms) and CUBIC's (10, 2000).
+    assert by[("A", "alcc-sprout-ack@cubic")][-4:] == ["0.96", "0.50", "0.86", "0.05"]
+    assert by[("A", "tcp-bbr")][-4:] == ["1.00", "1.00", "0.90", "0.10"]
+    # No completed BBR run and no CUBIC run on trace B: no ratio.
+    assert by[("B", "alcc-sprout-ack@cubic")][-4:] == ["-", "-", "-", "-"]
+    # Without the baselines the table has no ratio columns.
+    only = summary_table(frame([r for r in rows if not r["scheme"].startswith("tcp-")]))
+    assert only.columns[-1] == "loss (%)"

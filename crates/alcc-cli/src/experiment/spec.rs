@@ -489,6 +489,14 @@ path = "/t/third.trace"
         let demo = Spec::parse("demo.toml", include_str!("../../../../experiments/demo.toml")).unwrap();
         assert!(demo.traces.iter().all(|t| t.generate.is_some()));
         assert!(demo.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
+        for s in ["tcp-cubic", "tcp-bbr", "alcc-sprout", "alcc-sprout-ack"] {
+            assert!(demo.schemes.iter().any(|d| d == s), "demo.toml lacks {s}");
+        }
+        let ack =
+            Spec::parse("sprout-ack.toml", include_str!("../../../../experiments/sprout-ack.toml")).unwrap();
+        assert!(ack.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
+        assert_eq!((ack.traces.len(), ack.runs, ack.duration_s), (6, 3, 30.0));
+        assert_eq!(ack.traces.iter().filter(|t| t.uplink.is_some()).count(), 2);
         let flavors =
             Spec::parse("flavors.toml", include_str!("../../../../experiments/flavors.toml")).unwrap();
         assert!(flavors.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
