@@ -509,7 +509,9 @@ path = "/t/third.trace"
         assert!(loss.traces[0].uplink.is_some());
         let mdi = Spec::parse("mdi.toml", include_str!("../../../../experiments/mdi.toml")).unwrap();
         assert!(mdi.parsed_schemes().iter().all(|s| s.kind().warning().is_none()), "the registry knows mdi");
-        assert!(mdi.schemes.contains(&"alcc-mdi".to_string()) && mdi.schemes.contains(&"udp-mdi".to_string()));
+        assert!(
+            mdi.schemes.contains(&"alcc-mdi".to_string()) && mdi.schemes.contains(&"udp-mdi".to_string())
+        );
     }
 
     #[test]
