@@ -99,23 +99,43 @@ public final class AlccSocket implements Closeable {
         this.timer.setDaemon(true);
     }
 
-    /** Connects to {@code host:port} and sends the Hello. */
+    /** Connects to {@code host:port} and sends the Hello: an upload (the phone's case). */
     public static AlccSocket connect(String host, int port, Options options) throws IOException {
         Controller cc = Controllers.build(options.cc, options.mss, options.seed);
-        byte[] hello = Frames.hello(options.cc);
         Socket s = new Socket();
         try {
             s.connect(new InetSocketAddress(host, port), options.connectTimeoutMs);
-            AlccSocket a = new AlccSocket(s, options, cc);
-            a.out.write(hello);
-            a.out.flush();
-            a.ackReader.start();
-            a.timer.start();
-            return a;
+            return start(s, options, cc);
         } catch (IOException | RuntimeException e) {
             s.close();
             throw e;
         }
+    }
+
+    /**
+     * Accepts one connection on {@code server} and sends to it: the sending side of framed mode
+     * as the accepting end, the roles of {@code alcc serve --mode framed} and
+     * {@code alcc get --mode framed} (used to check this library against the Rust receiver).
+     */
+    public static AlccSocket accept(java.net.ServerSocket server, Options options) throws IOException {
+        Controller cc = Controllers.build(options.cc, options.mss, options.seed);
+        Socket s = server.accept();
+        try {
+            return start(s, options, cc);
+        } catch (IOException | RuntimeException e) {
+            s.close();
+            throw e;
+        }
+    }
+
+    private static AlccSocket start(Socket s, Options options, Controller cc) throws IOException {
+        byte[] hello = Frames.hello(options.cc);
+        AlccSocket a = new AlccSocket(s, options, cc);
+        a.out.write(hello);
+        a.out.flush();
+        a.ackReader.start();
+        a.timer.start();
+        return a;
     }
 
     private long nowUs() {
