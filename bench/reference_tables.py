@@ -65,6 +65,7 @@ class Cell:
         self.tput = [r["throughput_mbps"] for r in rows]
         self.p95 = [r["delay_p95_ms"] for r in rows if r.get("delay_p95_ms") is not None]
         self.cpu = [r["cpu_s"] for r in rows if r.get("cpu_s") is not None]
+        self.load = [r["load_avg"] for r in rows if r.get("load_avg") is not None]
 
     @staticmethod
     def median(xs: list[float]) -> float:
@@ -149,10 +150,11 @@ def faithfulness(cells: dict, before: dict | None, traces: list[str], algorithm:
 
 
 def ranges(cells: dict, traces: list[str], algorithm: str) -> list[str]:
-    """Per-run ranges (min-max over the runs) of both sides, to judge the medians' noise."""
+    """Per-run ranges (min-max over the runs) of both sides, to judge the medians' noise, and the
+    median 1-minute load average at the end of the runs (`-` for results without it)."""
     lines = [
-        "| trace | ref Mbit/s range | udp Mbit/s range | ref p95 range ms | udp p95 range ms |",
-        "| --- | --- | --- | --- | --- |",
+        "| trace | ref Mbit/s range | udp Mbit/s range | ref p95 range ms | udp p95 range ms | load avg (ref/udp) |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for trace in traces:
         ref = cell(cells, trace, f"ref-{algorithm}")
@@ -161,7 +163,8 @@ def ranges(cells: dict, traces: list[str], algorithm: str) -> list[str]:
             continue
         lines.append(
             f"| {trace} | {spread(ref.tput, 2) if ref else '-'} | {spread(udp.tput, 2) if udp else '-'} | "
-            f"{spread(ref.p95, 0) if ref else '-'} | {spread(udp.p95, 0) if udp else '-'} |"
+            f"{spread(ref.p95, 0) if ref else '-'} | {spread(udp.p95, 0) if udp else '-'} | "
+            f"{num(Cell.median(ref.load), 1) if ref else '-'}/{num(Cell.median(udp.load), 1) if udp else '-'} |"
         )
     return lines
 

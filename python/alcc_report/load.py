@@ -51,7 +51,7 @@ METRIC_COLUMNS = RESULT_COLUMNS[RESULT_COLUMNS.index("duration_s") : RESULT_COLU
 
 #: Columns newer harnesses write that the report reads when present, with the value it uses for
 #: results written before them.
-OPTIONAL_COLUMNS = {"label": ""}
+OPTIONAL_COLUMNS = {"label": "", "load_avg": math.nan}
 
 #: The columns of a run's ``series.csv`` (500 ms bins; an empty delay cell = no packet).
 SERIES_COLUMNS = [
@@ -161,6 +161,8 @@ def load_results(path: Path) -> pd.DataFrame:
             raise ReportError(f"{path}: line {line}, field run: {cells['run']!r} is not an integer") from None
         for column in METRIC_COLUMNS:
             record[column] = _number(cells[column], path, line, column)
+        if "load_avg" in cells:
+            record["load_avg"] = _number(cells["load_avg"], path, line, "load_avg")
         if status == "ok":
             for column in ("throughput_mbps", "delay_p95_ms"):
                 if math.isnan(record[column]):  # type: ignore[arg-type]

@@ -1,33 +1,31 @@
-//! The fitted delay profile: a smoothing spline through the points `(w, wList[w])`,
-//! tabulated at whole windows.
+//! The fitted delay profile: the reference's penalized regression spline
+//! ([`PenalizedSpline`]) through the points `(w, wList[w])`, tabulated at whole windows.
 //!
-//! # Smoothing, against the reference
-//!
-//! The reference fits a penalized regression spline (ALGLIB `spline1dfitpenalized`,
-//! `rho = 2.0`) with `M = max_w / N` basis functions, `N = min(15, floor(max_w / 5))`
-//! (it starts at 15 and is lowered while `max_w / N < 5`). Its smoothing is dominated by the
-//! coarse basis: one degree of freedom per `N` windows, so it resolves wiggles no shorter than
-//! about `2N` windows.
-//!
-//! We fit a cubic smoothing spline instead (`csaps`, which minimises
-//! `p * sum (y_i - f(x_i))^2 + (1 - p) * integral f''^2`). On unit-spaced data its frequency
-//! response is `1 / (1 + lambda * omega^4)` with `lambda = (1 - p) / p`, so choosing
-//! `lambda = (N / pi)^4` puts the half-power cut-off at `omega = pi / N`, the same resolution
-//! as the reference's basis. We do not translate ALGLIB's extra `rho` penalty (its scaling is
-//! internal to ALGLIB); the basis size is the larger effect.
+//! The reference fits `spline1dfitpenalized(x, y, M = max_w / N, rho = 2.0)` (ALGLIB), with
+//! `N` starting at 15 and lowered while `max_w / N < 5` (see
+//! [`DelayProfile::refit`](super::profile::DelayProfile::refit)). We fit the same spline.
 //!
 //! # Tabulation and extrapolation
 //!
 //! `curve(d)` only ever evaluates whole windows (the reference scans `w = 2, 3, ...`), so the
 //! fit is evaluated once per refit at `w = 1 ..= max_w` and kept as a table; `curve_inv(w)`
 //! interpolates linearly between table points. Beyond `max_w` the curve continues as a
-//! straight line with the slope of its last table step (never negative): the reference
-//! extrapolates the end polynomial piece, which a penalized fit makes nearly linear, while a
-//! cubic extrapolation of a noisy end could turn down and make every target delay reachable.
+//! straight line with the slope of its last table step, as the reference's spline does
+//! (ALGLIB adds nodes that make it linear outside the data); a slope below zero counts as zero,
+//! so that no target delay is reachable there and the caller restarts slow start, as the
+//! reference's scan to 40000 windows does.
 
 use thiserror::Error;
 
 use super::constants::MAX_WINDOW;
+use super::penalized::PenalizedSpline;
+
+/// The reference's penalty exponent (`rho` of `spline1dfitpenalized`, "a moderate amount of
+/// nonlinearity").
+pub const PENALTY_RHO: f64 = 2.0;
+
+/// The fewest basis functions of a fit (ALGLIB's minimum).
+pub const MIN_BASIS: usize = 4;
 
 /// Why a refit produced no curve. The caller keeps the previous curve.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -35,19 +33,12 @@ pub enum FitError {
     /// Fewer than two profile points.
     #[error("delay profile has {0} points, need at least 2")]
     TooFewPoints(usize),
-    /// The spline library refused the data.
-    #[error("smoothing spline failed: {0}")]
+    /// The spline could not be fitted.
+    #[error("penalized spline failed: {0}")]
     Spline(String),
     /// The fit produced a non-finite value.
-    #[error("smoothing spline produced a non-finite value")]
+    #[error("penalized spline produced a non-finite value")]
     NonFinite,
-}
-
-/// The smoothing parameter `p` whose resolution matches a regression spline with one basis
-/// function per `spacing` windows (see the module documentation).
-pub fn smoothing_for_spacing(spacing: f64) -> f64 {
-    let lambda = (spacing.max(1.0) / std::f64::consts::PI).powi(4);
-    1.0 / (1.0 + lambda)
 }
 
 /// A fitted profile: delay (ms) as a function of the window (packets).
@@ -62,20 +53,16 @@ pub struct FittedCurve {
 }
 
 impl FittedCurve {
-    /// Fits a smoothing spline with parameter `smooth` through `(xs[i], ys[i])` (windows
-    /// strictly increasing, at least 1) and tabulates it at `1 ..= max(xs)`.
-    pub fn fit(xs: &[f64], ys: &[f64], smooth: f64) -> Result<FittedCurve, FitError> {
+    /// Fits the reference's penalized spline with `basis` basis functions (at least
+    /// [`MIN_BASIS`]) through `(xs[i], ys[i])` (windows strictly increasing, at least 1) and
+    /// tabulates it at `1 ..= max(xs)`.
+    pub fn fit(xs: &[f64], ys: &[f64], basis: usize) -> Result<FittedCurve, FitError> {
         if xs.len() < 2 || xs.len() != ys.len() {
             return Err(FitError::TooFewPoints(xs.len().min(ys.len())));
         }
+        let spline = PenalizedSpline::fit(xs, ys, basis.max(MIN_BASIS), PENALTY_RHO)?;
         let max_w = xs.iter().copied().fold(1.0_f64, f64::max).min((MAX_WINDOW - 1) as f64) as usize;
-        let grid: Vec<f64> = (1..=max_w).map(|w| w as f64).collect();
-        let spline = csaps::CubicSmoothingSpline::new(xs, ys)
-            .with_smooth(smooth.clamp(0.0, 1.0))
-            .make()
-            .map_err(|e| FitError::Spline(e.to_string()))?;
-        let values = spline.evaluate(&grid).map_err(|e| FitError::Spline(e.to_string()))?;
-        let table: Vec<f64> = values.iter().copied().collect();
+        let table: Vec<f64> = (1..=max_w).map(|w| spline.value(w as f64)).collect();
         FittedCurve::from_table(table)
     }
 
@@ -153,15 +140,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn smoothing_matches_spacing() {
-        // spacing 15: lambda = (15 / pi)^4 = 519.7
-        let p = smoothing_for_spacing(15.0);
-        assert!((1.0 / p - 1.0 - (15.0 / std::f64::consts::PI).powi(4)).abs() < 1e-6);
-        assert!(smoothing_for_spacing(1.0) > smoothing_for_spacing(5.0));
-        assert!(smoothing_for_spacing(0.0) < 1.0);
-    }
-
-    #[test]
     fn table_lookups() {
         // delay 40 ms up to w = 4, then +10 ms per packet: 40 40 40 40 50 60
         let c = FittedCurve::from_table(vec![40.0, 40.0, 40.0, 40.0, 50.0, 60.0]).unwrap();
@@ -200,7 +178,7 @@ mod tests {
     fn spline_through_a_line_reproduces_it() {
         let xs: Vec<f64> = (1..=200).map(f64::from).collect();
         let ys: Vec<f64> = xs.iter().map(|w| 40.0 + 0.5 * w).collect();
-        let c = FittedCurve::fit(&xs, &ys, smoothing_for_spacing(15.0)).unwrap();
+        let c = FittedCurve::fit(&xs, &ys, 13).unwrap();
         assert_eq!(c.max_window(), 200);
         for w in [1.0, 50.0, 123.5, 200.0] {
             assert!((c.delay_at(w) - (40.0 + 0.5 * w)).abs() < 1e-6, "{w}");
@@ -210,25 +188,34 @@ mod tests {
     }
 
     #[test]
-    fn spline_smooths_noise() {
-        // A hockey stick (flat 40 ms to w = 100, then +1 ms per packet) with +-5 ms of
-        // alternating noise: the fit should stay within 2 ms of the clean shape away from the knee.
-        let xs: Vec<f64> = (1..=300).map(f64::from).collect();
-        let clean = |w: f64| if w <= 100.0 { 40.0 } else { 40.0 + (w - 100.0) };
-        let ys: Vec<f64> =
-            xs.iter().enumerate().map(|(i, &w)| clean(w) + if i % 2 == 0 { 5.0 } else { -5.0 }).collect();
-        let c = FittedCurve::fit(&xs, &ys, smoothing_for_spacing(15.0)).unwrap();
-        for w in [20.0, 60.0, 160.0, 250.0] {
-            assert!((c.delay_at(w) - clean(w)).abs() < 2.0, "w={w}: {}", c.delay_at(w));
+    fn the_fit_ignores_single_outliers() {
+        // A line with +-5 ms of alternating noise and one 200 ms outlier: the fit stays within
+        // 3 ms of the line everywhere.
+        let xs: Vec<f64> = (1..=150).map(f64::from).collect();
+        let line = |w: f64| 30.0 + 0.8 * w;
+        let ys: Vec<f64> = xs
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| {
+                line(w)
+                    + if i == 40 {
+                        200.0
+                    } else if i % 2 == 0 {
+                        5.0
+                    } else {
+                        -5.0
+                    }
+            })
+            .collect();
+        let c = FittedCurve::fit(&xs, &ys, 10).unwrap();
+        for w in [5.0, 41.0, 90.0, 150.0] {
+            assert!((c.delay_at(w) - line(w)).abs() < 3.0, "w={w}: {}", c.delay_at(w));
         }
     }
 
     #[test]
     fn fit_rejects_bad_input() {
-        assert_eq!(FittedCurve::fit(&[1.0], &[2.0], 0.5), Err(FitError::TooFewPoints(1)));
-        assert!(matches!(
-            FittedCurve::fit(&[2.0, 1.0, 3.0], &[1.0, 2.0, 3.0], 0.5),
-            Err(FitError::Spline(_))
-        ));
+        assert_eq!(FittedCurve::fit(&[1.0], &[2.0], 4), Err(FitError::TooFewPoints(1)));
+        assert!(matches!(FittedCurve::fit(&[1.0, 1.0], &[1.0, 2.0], 4), Err(FitError::Spline(_))));
     }
 }

@@ -22,10 +22,12 @@
 //! - Epochs and the loss timeout run on [`Controller::next_timer`]. After a jump in time only
 //!   one epoch runs; the jump itself shows up as a long wait for an ACK (rule 2).
 //!
+//! The profile is fitted as the reference fits it: a penalized regression spline (ALGLIB's
+//! `spline1dfitpenalized` with `rho = 2`, written by us: [`penalized`]), `max_w / N` basis
+//! functions with `N` only ever lowered from 15 ([`profile`]); see [`fit`] for the tabulation.
+//!
 //! # Deliberate differences from the reference
 //!
-//! - The profile is fitted with a cubic smoothing spline, not ALGLIB's penalized regression
-//!   spline; see [`fit`] for how the smoothing was chosen and how the curve is extrapolated.
 //! - A fitted curve that cannot map the target delay (no window below 40000 reaches it)
 //!   restarts slow start, as in the reference; so does a profile narrower than 5 windows.
 //! - `dTbar` starts at the first RTT sample (the reference starts its EWMA from 0).
@@ -53,6 +55,7 @@ pub mod epoch;
 pub mod fit;
 pub mod memo;
 pub mod outstanding;
+pub mod penalized;
 pub mod profile;
 pub mod usage;
 

@@ -6,7 +6,13 @@
 //! [`FittedCurve`].
 
 use super::constants::{EWMA_GAIN, MAX_WINDOW};
-use super::fit::{smoothing_for_spacing, FitError, FittedCurve};
+use super::fit::{FitError, FittedCurve};
+
+/// The reference's first divisor `N` of the basis size `max_w / N`.
+pub const INITIAL_BASIS_SPACING: f64 = 15.0;
+
+/// The reference lowers `N` while `max_w / N` is below this.
+pub const MIN_POINTS_PER_BASIS: f64 = 5.0;
 
 /// Outcome of [`DelayProfile::refit`].
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +33,9 @@ pub struct DelayProfile {
     fitted: Option<FittedCurve>,
     /// Windows at or above this are dropped at the next refit (the reference's `curveStop`).
     stop: Option<usize>,
+    /// `N`: windows per basis function; starts at 15 and is only ever lowered (the reference
+    /// keeps it across refits of one slow-start session). `None` before the first refit.
+    spacing: Option<f64>,
 }
 
 impl DelayProfile {
@@ -111,9 +120,9 @@ impl DelayProfile {
 
     /// Refits the curve through `(w, wList[w])`, `w >= 1` (every second after slow start).
     ///
-    /// The reference sizes its basis as `max_w / N` with `N = min(15, floor(max_w / 5))` and
-    /// restarts slow start when `N < 1` (fewer than 5 windows); our smoothing uses the same
-    /// `N` as its resolution (see [`fit`](super::fit)).
+    /// As the reference: `M = floor(max_w / N)` basis functions, where `N` (15 at first) is
+    /// lowered by one while `max_w / N < 5` and never raised again in this session; when `N`
+    /// falls below 1 (fewer than 5 windows) slow start restarts.
     pub fn refit(&mut self) -> Refit {
         if let Some(stop) = self.stop.take() {
             if self.raw.len() > stop {
@@ -123,17 +132,26 @@ impl DelayProfile {
         let (xs, ys): (Vec<f64>, Vec<f64>) =
             (1..self.raw.len()).filter_map(|w| self.raw(w).map(|d| (w as f64, d))).unzip();
         let max_w = xs.last().copied().unwrap_or(0.0);
-        let spacing = (max_w / 5.0).floor().min(15.0);
-        if spacing < 1.0 {
-            return Refit::TooNarrow;
+        let mut spacing = self.spacing.unwrap_or(INITIAL_BASIS_SPACING);
+        while max_w / spacing < MIN_POINTS_PER_BASIS {
+            spacing -= 1.0;
+            if spacing < 1.0 {
+                return Refit::TooNarrow;
+            }
         }
-        match FittedCurve::fit(&xs, &ys, smoothing_for_spacing(spacing)) {
+        self.spacing = Some(spacing);
+        match FittedCurve::fit(&xs, &ys, (max_w / spacing) as usize) {
             Ok(curve) => {
                 self.fitted = Some(curve);
                 Refit::Fitted
             }
             Err(e) => Refit::KeptPrevious(e),
         }
+    }
+
+    /// `N`, the windows per basis function of the last refit.
+    pub fn basis_spacing(&self) -> Option<f64> {
+        self.spacing
     }
 }
 
@@ -204,6 +222,24 @@ mod tests {
         assert!((p.curve_inv(50.0).unwrap() - 90.0).abs() < 1e-6);
         assert_eq!(p.curve(90.5), Some(50.0));
         assert_eq!(p.curve(150.0), Some(110.0)); // straight continuation
+        assert_eq!(p.basis_spacing(), Some(15.0));
+    }
+
+    #[test]
+    fn the_basis_spacing_is_only_ever_lowered() {
+        // 40 windows: N falls from 15 to 8 (40 / 8 = 5); later 300 windows keep N = 8
+        // (M = 37 basis functions, where a fresh profile would use N = 15, M = 20).
+        let mut p = DelayProfile::new();
+        for w in 1..=40 {
+            p.record(w, 40.0 + w as f64);
+        }
+        assert_eq!(p.refit(), Refit::Fitted);
+        assert_eq!(p.basis_spacing(), Some(8.0));
+        for w in 41..=300 {
+            p.record(w, 40.0 + w as f64);
+        }
+        assert_eq!(p.refit(), Refit::Fitted);
+        assert_eq!(p.basis_spacing(), Some(8.0));
     }
 
     #[test]

@@ -95,6 +95,7 @@ impl RunPlan {
             wall_s: None,
             max_rss_kb: None,
             label: kind.label(),
+            load_avg: None,
         }
     }
 }
@@ -308,6 +309,7 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
         },
     };
     row.wall_s = Some(wall_s);
+    row.load_avg = load_average();
     if let Some(r) = read_rusage(&dir.join("rusage.json")) {
         row.cpu_s = Some(r.cpu_s);
         row.max_rss_kb = Some(r.max_rss_kb);
@@ -315,6 +317,11 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
     let text = serde_json::to_string_pretty(&row)? + "\n";
     super::table::write_atomic(&dir.join("result.json"), text.as_bytes())?;
     Ok(Outcome::Finished(Box::new(row)))
+}
+
+/// The 1-minute load average (the first field of /proc/loadavg), if readable.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }
 
 fn read_rusage(path: &Path) -> Option<RusageReport> {

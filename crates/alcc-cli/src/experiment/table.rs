@@ -34,6 +34,7 @@ pub const CSV_HEADER: &[&str] = &[
     "wall_s",
     "max_rss_kb",
     "label",
+    "load_avg",
 ];
 
 /// `ok` or `failed`.
@@ -92,6 +93,11 @@ pub struct Row {
     /// written before the column existed).
     #[serde(default)]
     pub label: String,
+    /// The machine's 1-minute load average when the run ended (/proc/loadavg): emulated runs,
+    /// the authors' busy-waiting programs most, are perturbed on a busy machine. Empty when
+    /// unknown.
+    #[serde(default)]
+    pub load_avg: Option<f64>,
 }
 
 impl Row {
@@ -127,6 +133,7 @@ impl Row {
             f(self.wall_s),
             self.max_rss_kb.map(|v| v.to_string()).unwrap_or_default(),
             self.label.clone(),
+            f(self.load_avg),
         ]
     }
 }
@@ -253,6 +260,7 @@ pub(crate) mod tests {
             wall_s: Some(21.0),
             max_rss_kb: None,
             label: "alcc's copa above kernel cubic (kernel mode)".into(),
+            load_avg: Some(0.5),
         }
     }
 
@@ -275,10 +283,10 @@ pub(crate) mod tests {
             "trace,scheme,family,cc,underlay,mode,run,status,error,duration_s,capacity_mbps,throughput_mbps,\
              utilization,loss,delay_p50_ms,delay_p95_ms,delay_p99_ms,delay_mean_ms,cpu_s,dir"
         ));
-        assert_eq!(lines[1], "t,alcc-copa,alcc,copa,cubic,kernel,1,ok,,20,10,8.5,0.85,0,20,85,90,25,0.5,runs/t/alcc-copa/run-1,21,,alcc's copa above kernel cubic (kernel mode)");
+        assert_eq!(lines[1], "t,alcc-copa,alcc,copa,cubic,kernel,1,ok,,20,10,8.5,0.85,0,20,85,90,25,0.5,runs/t/alcc-copa/run-1,21,,alcc's copa above kernel cubic (kernel mode),0.5");
         assert_eq!(
             lines[2],
-            "t,alcc-x,alcc,copa,cubic,kernel,0,failed,\"exit status 1: \"\"bad\"\", really\",,,,,,,,,,,runs/t/alcc-x/run-0,21,,alcc's copa above kernel cubic (kernel mode)"
+            "t,alcc-x,alcc,copa,cubic,kernel,0,failed,\"exit status 1: \"\"bad\"\", really\",,,,,,,,,,,runs/t/alcc-x/run-0,21,,alcc's copa above kernel cubic (kernel mode),0.5"
         );
         assert_eq!(lines[1].split(',').count(), CSV_HEADER.len());
     }
