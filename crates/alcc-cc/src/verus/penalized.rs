@@ -62,8 +62,9 @@ fn second_derivative_map(m: usize, h: f64) -> Result<Vec<Vec<f64>>, FitError> {
     }
     let t: CsMat<f64> = t.to_csc();
     let ldl = Ldl::new().numeric(t.view()).map_err(|e| FitError::Spline(format!("{e:?}")))?;
+    // Column `col` of K: the second derivatives for the unit node value e_col.
+    #[allow(clippy::needless_range_loop)] // `col` is a node index, not only an index into `k`
     for col in 0..m {
-        // Right-hand side for the unit node value e_col.
         let rhs: Vec<f64> = (1..=interior)
             .map(|j| {
                 let mut r = 0.0;
@@ -77,8 +78,8 @@ fn second_derivative_map(m: usize, h: f64) -> Result<Vec<Vec<f64>>, FitError> {
             })
             .collect();
         let s = ldl.solve(&rhs);
-        for (i, v) in s.into_iter().enumerate() {
-            k[i + 1][col] = v;
+        for (row, v) in k[1..=interior].iter_mut().zip(s) {
+            row[col] = v;
         }
     }
     Ok(k)
@@ -111,7 +112,8 @@ impl PenalizedSpline {
         }
         let x_min = xs.iter().copied().fold(f64::INFINITY, f64::min);
         let x_max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        if !(x_max > x_min) || ys.iter().any(|y| !y.is_finite()) {
+        if x_max.partial_cmp(&x_min) != Some(std::cmp::Ordering::Greater) || ys.iter().any(|y| !y.is_finite())
+        {
             return Err(FitError::Spline("the points span no range".into()));
         }
         let h = 2.0 / (m - 1) as f64;
@@ -147,9 +149,9 @@ impl PenalizedSpline {
         let p_decay = if a_max > 0.0 { 10f64.powf(rho) * f_max / a_max } else { 0.0 };
         let t_decay = f_max * (1.0 + p_decay) * 10.0 * f64::EPSILON;
         let mut system = TriMat::new((m, m));
-        for a in 0..m {
-            for b in a..m {
-                let mut v = normal[a][b] + p_decay * penalty(a, b);
+        for (a, normal_row) in normal.iter().enumerate() {
+            for (b, &fit) in normal_row.iter().enumerate().skip(a) {
+                let mut v = fit + p_decay * penalty(a, b);
                 if a == b {
                     v += t_decay;
                     system.add_triplet(a, a, v);
