@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use alcc::{AlccStream, Mode, Options};
+use alcc::{AlccReceiver, Mode, Options};
 use anyhow::{bail, Context, Result};
 
 /// Arguments of `alcc get`.
@@ -95,8 +95,8 @@ fn open_out(args: &GetArgs) -> Result<Box<dyn Write>> {
 fn run_alcc(args: &GetArgs) -> Result<()> {
     let start = Instant::now();
     let options = Options::default().mode(args.mode);
-    let mut stream =
-        AlccStream::connect(&args.addr, &options).with_context(|| format!("connecting to {}", args.addr))?;
+    let mut stream = AlccReceiver::connect(&args.addr, &options)
+        .with_context(|| format!("connecting to {}", args.addr))?;
     let mut out = open_out(args)?;
     let mut buf = vec![0u8; 256 << 10];
     let mut body = 0u64;
@@ -109,7 +109,7 @@ fn run_alcc(args: &GetArgs) -> Result<()> {
         body += n as u64;
     }
     out.flush()?;
-    let stats = stream.receiver_stats().unwrap_or_default();
+    let stats = stream.stats();
     stream.close(Some(std::time::Duration::from_secs(10)))?;
     let secs = start.elapsed().as_secs_f64();
     eprintln!(

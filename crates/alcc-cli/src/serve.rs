@@ -110,7 +110,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         bail!("--http needs --mode kernel: in framed and udp modes the client sends only ACKs");
     }
     // Refuse a bad controller spec before listening, not per connection.
-    alcc::stream::check_spec_for(&args.cc, args.mode)?;
+    alcc::check_spec_for(&args.cc, args.mode)?;
     // The BPF underlay is loaded once, before listening, and kept while the server runs:
     // without root, BTF or the program in this build, that is this command's error.
     let registration = alcc::underlay::preload(&args.underlay)?;

@@ -18,8 +18,9 @@
  * side sends each chunk in a data frame; the connecting side (alcc_connect + alcc_recv)
  * receives only the application bytes and answers with ACK frames (and, for Sprout, its
  * forecasts), so receiver-side algorithms such as "sprout" run. In framed mode the
- * connecting side cannot alcc_send (-1/EOPNOTSUPP) and the accepting side cannot alcc_recv;
- * a peer that breaks the wire format fails that connection with -1/EIO.
+ * connecting side cannot alcc_send, alcc_set_cc or alcc_get_info (-1/EOPNOTSUPP: it runs no
+ * controller) and the accepting side cannot alcc_recv; a peer that breaks the wire format
+ * fails that connection with -1/EIO.
  *
  * Kept in sync by hand with crates/alcc-ffi/src/lib.rs.
  */

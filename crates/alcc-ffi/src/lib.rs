@@ -17,7 +17,7 @@ use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use engine::{AlccStream, FlowInfo, Mode, Options};
+use engine::{AlccReceiver, AlccStream, FlowInfo, Mode, Options};
 
 /// `struct alcc_info` of `alcc.h`.
 #[repr(C)]
@@ -103,10 +103,50 @@ pub fn errno_of(e: &io::Error) -> Errno {
     }
 }
 
+/// One alcc connection: the sending side, or (framed mode, connecting side) the receiving one.
+enum Conn {
+    Sending(AlccStream),
+    Receiving(AlccReceiver),
+}
+
+impl Conn {
+    fn not_here(what: &str) -> io::Error {
+        io::Error::new(io::ErrorKind::Unsupported, format!("alcc: {what}"))
+    }
+
+    fn send(&self, buf: &[u8], nonblocking: bool) -> io::Result<usize> {
+        match self {
+            Conn::Sending(s) => s.write_with(buf, nonblocking),
+            Conn::Receiving(_) => Err(Conn::not_here("in framed mode the connecting side only receives")),
+        }
+    }
+
+    fn recv(&self, buf: &mut [u8], nonblocking: bool) -> io::Result<usize> {
+        match self {
+            Conn::Sending(s) => s.read_with(buf, nonblocking),
+            Conn::Receiving(r) => r.read_with(buf, nonblocking),
+        }
+    }
+
+    fn close(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Conn::Sending(s) => s.close_ref(timeout),
+            Conn::Receiving(r) => r.close_ref(timeout),
+        }
+    }
+
+    fn mode(&self) -> Mode {
+        match self {
+            Conn::Sending(s) => s.mode(),
+            Conn::Receiving(r) => r.mode(),
+        }
+    }
+}
+
 #[derive(Default)]
 struct Table {
     /// Connections running under alcc, by descriptor.
-    conns: HashMap<RawFd, Arc<AlccStream>>,
+    conns: HashMap<RawFd, Arc<Conn>>,
     /// Choices made with `alcc_set_cc` on listening or not yet connected sockets.
     pending: HashMap<RawFd, (String, String)>,
     /// Modes chosen with `alcc_set_mode` on listening or not yet connected sockets.
@@ -142,7 +182,7 @@ fn options_for(fd: RawFd) -> Options {
     options.mode(mode)
 }
 
-fn conn(fd: RawFd) -> Result<Arc<AlccStream>, Errno> {
+fn conn(fd: RawFd) -> Result<Arc<Conn>, Errno> {
     table().conns.get(&fd).cloned().ok_or(libc::EBADF)
 }
 
@@ -151,27 +191,27 @@ fn conn(fd: RawFd) -> Result<Arc<AlccStream>, Errno> {
 /// accepting side sends.
 pub fn adopt(fd: RawFd, tcp: TcpStream, chosen_on: RawFd, connected: bool) -> Result<(), Errno> {
     let options = options_for(chosen_on);
-    let stream = if connected && options.mode == Mode::Framed {
-        AlccStream::framed_receiver(tcp, &options)
+    let conn = if connected && options.mode == Mode::Framed {
+        AlccReceiver::from_tcp(tcp, &options).map(Conn::Receiving)
     } else {
-        AlccStream::from_tcp(tcp, &options)
+        AlccStream::from_tcp(tcp, &options).map(Conn::Sending)
     };
-    let stream = stream.map_err(|e| errno_of(&io::Error::from(e)))?;
+    let conn = conn.map_err(|e| errno_of(&io::Error::from(e)))?;
     let mut t = table();
     t.pending.remove(&fd);
     t.modes.remove(&fd);
-    t.conns.insert(fd, Arc::new(stream));
+    t.conns.insert(fd, Arc::new(conn));
     Ok(())
 }
 
 /// `alcc_send` on a connection.
 pub fn send(fd: RawFd, buf: &[u8], flags: libc::c_int) -> Result<usize, Errno> {
-    conn(fd)?.write_with(buf, flags & libc::MSG_DONTWAIT != 0).map_err(|e| errno_of(&e))
+    conn(fd)?.send(buf, flags & libc::MSG_DONTWAIT != 0).map_err(|e| errno_of(&e))
 }
 
 /// `alcc_recv` on a connection.
 pub fn recv(fd: RawFd, buf: &mut [u8], flags: libc::c_int) -> Result<usize, Errno> {
-    conn(fd)?.read_with(buf, flags & libc::MSG_DONTWAIT != 0).map_err(|e| errno_of(&e))
+    conn(fd)?.recv(buf, flags & libc::MSG_DONTWAIT != 0).map_err(|e| errno_of(&e))
 }
 
 /// What `alcc_close` must still do after the table was updated.
@@ -190,19 +230,21 @@ pub fn close(fd: RawFd) -> Closing {
         t.modes.remove(&fd);
         t.conns.remove(&fd)
     };
-    let Some(stream) = stream else { return Closing::Plain };
+    let Some(conn) = stream else { return Closing::Plain };
     let timeout =
         std::env::var("ALCC_CLOSE_TIMEOUT").ok().and_then(|s| s.parse().ok()).map(Duration::from_secs_f64);
-    Closing::Flushed(stream.close_ref(timeout).map_err(|e| errno_of(&e)))
+    Closing::Flushed(conn.close(timeout).map_err(|e| errno_of(&e)))
 }
 
 /// `alcc_set_cc`.
 pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno> {
     let existing = table().conns.get(&fd).cloned();
-    let mode = existing.as_ref().map_or_else(|| mode_for(fd), |s| s.mode());
-    engine::stream::check_spec_for(spec, mode).map_err(|_| libc::EINVAL)?;
-    match existing {
-        Some(stream) => {
+    let mode = existing.as_ref().map_or_else(|| mode_for(fd), |c| c.mode());
+    engine::check_spec_for(spec, mode).map_err(|_| libc::EINVAL)?;
+    match existing.as_deref() {
+        // The receiving side runs no controller (the sender's Hello chose its model).
+        Some(Conn::Receiving(_)) => Err(libc::EOPNOTSUPP),
+        Some(Conn::Sending(stream)) => {
             if let Some(u) = underlay {
                 stream.set_underlay(u).map_err(|e| underlay_errno(&e))?;
             }
@@ -259,5 +301,8 @@ pub fn set_mode(fd: RawFd, mode: &str) -> Result<(), Errno> {
 
 /// `alcc_get_info`.
 pub fn info(fd: RawFd) -> Result<CInfo, Errno> {
-    Ok(CInfo::from(&conn(fd)?.info()))
+    match conn(fd)?.as_ref() {
+        Conn::Sending(s) => Ok(CInfo::from(&s.info())),
+        Conn::Receiving(_) => Err(libc::EOPNOTSUPP),
+    }
 }

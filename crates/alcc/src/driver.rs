@@ -19,13 +19,47 @@ use alcc_cc::Time;
 use crate::flow::{Flow, Next};
 use crate::sys::{self, Epoll, EventFd, TimerFd};
 
-const WAKE: u64 = u64::MAX;
-const TIMER: u64 = u64::MAX - 1;
+/// A sending flow's number in the process's driver. Ids are below 2^63, so that an epoll
+/// token can tell them from the driver's own descriptors ([`Token`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct FlowId(u64);
+
+/// What an epoll event is about: the driver's own descriptors have the top bit set, flows
+/// do not, so no flow id can be taken for a wake-up or the timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Token {
+    /// The eventfd: the inbox has new flows or wake-ups.
+    Wake,
+    /// The timerfd: a deadline passed.
+    Timer,
+    /// A flow's socket.
+    Flow(FlowId),
+}
+
+impl Token {
+    const RESERVED: u64 = 1 << 63;
+
+    fn encode(self) -> u64 {
+        match self {
+            Token::Wake => Token::RESERVED,
+            Token::Timer => Token::RESERVED | 1,
+            Token::Flow(FlowId(id)) => id,
+        }
+    }
+
+    fn decode(token: u64) -> Token {
+        match token {
+            t if t == Token::Wake.encode() => Token::Wake,
+            t if t == Token::Timer.encode() => Token::Timer,
+            id => Token::Flow(FlowId(id)),
+        }
+    }
+}
 
 #[derive(Default)]
 struct Inbox {
     new: Vec<Flow>,
-    wake: Vec<u64>,
+    wake: Vec<FlowId>,
 }
 
 /// The application side's handle on the driver thread.
@@ -57,8 +91,8 @@ fn start() -> Result<Arc<Driver>, String> {
         });
         let epoll = Epoll::new()?;
         let timer = TimerFd::new()?;
-        epoll.add(driver.eventfd.raw(), libc::EPOLLIN as u32, WAKE)?;
-        epoll.add(timer.raw(), libc::EPOLLIN as u32, TIMER)?;
+        epoll.add(driver.eventfd.raw(), libc::EPOLLIN as u32, Token::Wake.encode())?;
+        epoll.add(timer.raw(), libc::EPOLLIN as u32, Token::Timer.encode())?;
         Ok((driver, epoll, timer))
     };
     let (driver, epoll, timer) = setup().map_err(|e| format!("alcc driver setup failed: {e}"))?;
@@ -71,9 +105,13 @@ fn start() -> Result<Arc<Driver>, String> {
 }
 
 impl Driver {
-    /// A fresh flow id.
-    pub fn next_id(&self) -> u64 {
-        self.next_id.fetch_add(1, Ordering::Relaxed)
+    /// A fresh flow id; an error once 2^63 ids were handed out (never, in practice).
+    pub fn next_id(&self) -> io::Result<FlowId> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if id >= Token::RESERVED {
+            return Err(io::Error::other("alcc driver: flow ids exhausted"));
+        }
+        Ok(FlowId(id))
     }
 
     /// Hands a new flow to the driver.
@@ -83,7 +121,7 @@ impl Driver {
     }
 
     /// Asks the driver to step flow `id` soon.
-    pub fn wake(&self, id: u64) {
+    pub fn wake(&self, id: FlowId) {
         self.inbox.lock().unwrap_or_else(|p| p.into_inner()).wake.push(id);
         self.eventfd.notify();
     }
@@ -107,9 +145,9 @@ impl Driver {
 struct Loop<'a> {
     driver: &'a Driver,
     epoll: &'a Epoll,
-    flows: HashMap<u64, Flow>,
-    deadlines: BinaryHeap<Reverse<(Time, u64)>>,
-    due: Vec<u64>,
+    flows: HashMap<FlowId, Flow>,
+    deadlines: BinaryHeap<Reverse<(Time, FlowId)>>,
+    due: Vec<FlowId>,
 }
 
 fn run(driver: &Driver, epoll: &Epoll, timer: &TimerFd) {
@@ -126,8 +164,8 @@ fn run(driver: &Driver, epoll: &Epoll, timer: &TimerFd) {
         driver.wakeups.fetch_add(1, Ordering::Relaxed);
         l.due.clear();
         for ev in &events {
-            match ev.u64 {
-                WAKE => {
+            match Token::decode(ev.u64) {
+                Token::Wake => {
                     driver.eventfd.drain();
                     let inbox = std::mem::take(&mut *driver.inbox.lock().unwrap_or_else(|p| p.into_inner()));
                     for flow in inbox.new {
@@ -135,11 +173,11 @@ fn run(driver: &Driver, epoll: &Epoll, timer: &TimerFd) {
                     }
                     l.due.extend(inbox.wake);
                 }
-                TIMER => {
+                Token::Timer => {
                     timer.drain();
                     armed = None;
                 }
-                id => l.due.push(id),
+                Token::Flow(id) => l.due.push(id),
             }
         }
         let now = sys::now();
@@ -184,19 +222,16 @@ impl Loop<'_> {
         if flow.reads_socket() {
             events |= libc::EPOLLIN as u32;
         }
-        if let Err(e) = self.epoll.add(flow.fd.as_raw_fd(), events, id) {
-            let mut st = flow.shared.lock();
-            st.error = Some((e.kind(), format!("epoll: {e}")));
-            st.released = true;
-            drop(st);
-            flow.shared.cond.notify_all();
+        if let Err(e) = self.epoll.add(flow.fd.as_raw_fd(), events, Token::Flow(id).encode()) {
+            flow.shared.lock().fail(e.kind(), format!("epoll: {e}"));
+            flow.shared.notify();
             return;
         }
         self.flows.insert(id, flow);
         self.due.push(id);
     }
 
-    fn step(&mut self, id: u64, now: Time) {
+    fn step(&mut self, id: FlowId, now: Time) {
         let Some(flow) = self.flows.get_mut(&id) else { return };
         match flow.step(now) {
             Next::Keep(wake) => {
@@ -216,5 +251,22 @@ impl Loop<'_> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_of_flows_never_equal_the_drivers_own() {
+        for id in [0, 1, 2, u64::MAX >> 1, (1 << 63) - 2] {
+            let t = Token::Flow(FlowId(id));
+            assert_eq!(Token::decode(t.encode()), t);
+            assert_ne!(t.encode(), Token::Wake.encode());
+            assert_ne!(t.encode(), Token::Timer.encode());
+        }
+        assert_eq!(Token::decode(Token::Wake.encode()), Token::Wake);
+        assert_eq!(Token::decode(Token::Timer.encode()), Token::Timer);
     }
 }

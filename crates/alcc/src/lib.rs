@@ -1,30 +1,48 @@
 //! The alcc engine: an application writes into an [`AlccStream`]; alcc lets the bytes into
-//! the kernel's TCP socket only as fast as a user-space controller from `alcc-cc` allows, so
-//! the kernel's large window never becomes a standing queue in the network. Nothing is added
-//! on the wire and nothing changes at the client (in the default kernel mode).
+//! the network only as fast as a user-space controller from `alcc-cc` allows, so the kernel's
+//! large window never becomes a standing queue in the network. In the default kernel mode
+//! nothing is added on the wire and nothing changes at the client.
 //!
-//! Layers, from the application down:
-//! - [`stream`] and [`listener`]: the public API (std `Read`/`Write`, blocking or not).
-//! - `flow`: per-flow state, a bounded send queue shared with the application, and the step
-//!   that writes chunks within the controller's window at the pacer's pace.
-//! - `driver`: one thread per process, epoll over every flow, a timer heap.
-//! - [`feedback`]: where deliveries and losses come from; [`feedback::kernel`] reads ACK
-//!   timestamps from the socket error queue and TCP_INFO, [`feedback::framed`] the
-//!   peer's ACK and report frames, [`feedback::udp`] per-datagram ACKs.
-//! - [`ledger`]: pure bookkeeping, unit- and property-tested. The pacer is
-//!   [`alcc_cc::pacer::Pacer`], the same one the simulator uses.
-//! - `sys`: every system call, and all of the crate's `unsafe`.
+//! # Layout, from the application down
+//!
+//! - [`stream`]: [`AlccStream`], the sending side (std `Read`/`Write`, blocking or not,
+//!   `close`, `abort`, `info`, `set_cc`), and [`listener`]: [`AlccListener`], whose
+//!   accepted connections send. [`options`]: [`Options`], how a flow is set up.
+//! - [`receiver`]: [`AlccReceiver`], the receiving side of framed and UDP mode (both ends
+//!   run alcc): std `Read` of the sender's bytes, with the ACKs and the receiver-side model
+//!   (Sprout's forecaster) driven inside `read`. A separate type: it shares nothing with the
+//!   sending side but the wire format.
+//! - `flow`: one sending flow. `flow::shared` is what the application and the driver share
+//!   (the bounded send queue, close/abort requests, the flow's fate, its [`FlowInfo`]) and
+//!   the one wait every blocking call uses (write, flush, close, `set_cc`); `flow::control`
+//!   is `none` (plain kernel TCP, an enum variant) or a controller with its pacer
+//!   ([`alcc_cc::pacer::Pacer`], the simulator's); `flow::chunk` sizes chunks; the step
+//!   moves bytes from the queue through the transport.
+//! - `transport`: one per [`Mode`], chosen once when the flow starts, each with its own
+//!   write path and paired with its feedback source, and the one place that prepares a
+//!   socket for a controller: `kernel` (one `sendmsg` record per chunk), `framed` (a data
+//!   frame per chunk), `udp` (a datagram per chunk).
+//! - [`feedback`]: what the transport learns back, mirrored one to one:
+//!   [`feedback::kernel`] (ACK timestamps from the socket error queue and TCP_INFO),
+//!   [`feedback::framed`] (the peer's ACK and report frames), [`feedback::udp`]
+//!   (per-datagram ACKs, losses by [`alcc_cc::sent_packets::SentPackets`]). Each settles
+//!   the flow's [`sent_chunks`] and hands ACK samples, losses and reports to the controller.
+//! - `driver`: one thread per process, epoll (edge-triggered) over every flow's socket, an
+//!   eventfd inbox, one timerfd over a heap of per-flow deadlines. Flow ids cannot collide
+//!   with its own tokens.
 //! - [`underlay`]: the kernel congestion control under the controller, a kernel one by name
 //!   or alcc's BPF struct_ops one (`alcc:hold`, `alcc:follow`) that takes its window from
-//!   the controller (bpf/alcc_underlay.bpf.c).
+//!   the controller (bpf/alcc_underlay.bpf.c); set up with the socket, synced once per step.
+//! - [`wire`]: framed and UDP mode's wire format (docs/wire-format.md).
+//! - [`sys`]: every system call, and all of the crate's `unsafe`.
 //!
-//! Framed mode ([`Mode::Framed`]): both ends run alcc; [`wire`] is its wire format, the
-//! sender frames each chunk, the receiving side ([`AlccStream::connect`] in framed mode)
-//! returns only application bytes and answers with ACK frames and, for Sprout, forecasts
-//! from its receiver-side model.
+//! # Modes
 //!
-//! UDP mode ([`Mode::Udp`], [`AlccStream::accept_udp`]): the same frames as datagrams, every
-//! one acknowledged, losses detected by `alcc_cc::sent_packets::SentPackets`, no retransmission.
+//! [`Mode::Kernel`] (default): the accepting (or connecting) side sends under alcc; the
+//! peer is any TCP program. [`Mode::Framed`]: both ends run alcc over TCP; an
+//! [`AlccStream`] sends (accepted or connected), an [`AlccReceiver`] receives.
+//! [`Mode::Udp`]: the same frames as datagrams ([`AlccStream::accept_udp`] sends,
+//! [`AlccReceiver::connect`] receives), every one acknowledged, no retransmission.
 //!
 //! Linux only. Not supported yet: a readiness notification for non-blocking writers (they
 //! retry on `WouldBlock`).
@@ -34,16 +52,15 @@ mod driver;
 pub mod error;
 pub mod feedback;
 mod flow;
-mod framing;
 pub mod info;
-pub mod ledger;
 pub mod listener;
 pub mod mode;
-
+pub mod options;
 pub mod receiver;
+pub mod sent_chunks;
 pub mod stream;
 pub mod sys;
-mod udp_receiver;
+mod transport;
 pub mod underlay;
 pub mod wire;
 
@@ -51,5 +68,7 @@ pub use error::{Error, Result};
 pub use info::FlowInfo;
 pub use listener::AlccListener;
 pub use mode::Mode;
-pub use stream::{driver_stats, AlccStream, DriverStats, InfoHandle, Options};
+pub use options::{check_spec, check_spec_for, Options};
+pub use receiver::{AlccReceiver, ReceiverStats};
+pub use stream::{driver_stats, AlccStream, DriverStats, InfoHandle};
 pub use underlay::{Policy, Underlay};

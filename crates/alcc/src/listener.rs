@@ -5,7 +5,8 @@ use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
 
 use crate::error::Result;
-use crate::stream::{AlccStream, Options};
+use crate::options::Options;
+use crate::stream::AlccStream;
 
 /// A listening socket whose accepted connections run under alcc.
 #[derive(Debug)]

@@ -8,7 +8,7 @@ use std::net::{Shutdown, TcpStream};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use alcc::{AlccListener, AlccStream, FlowInfo, Mode, Options};
+use alcc::{AlccListener, AlccReceiver, AlccStream, FlowInfo, Mode, Options, ReceiverStats};
 use common::{read_all, write_pattern};
 
 fn framed(cc: &str) -> Options {
@@ -18,14 +18,14 @@ fn framed(cc: &str) -> Options {
 /// Serves `total` pattern bytes under `cc` in framed mode to an alcc framed client. Returns
 /// (received bytes, received checksum), the sender's checksum, the sender's final info and
 /// the receiver's stats.
-fn framed_transfer(cc: &str, total: u64) -> ((u64, u64), u64, FlowInfo, alcc::receiver::ReceiverStats) {
+fn framed_transfer(cc: &str, total: u64) -> ((u64, u64), u64, FlowInfo, ReceiverStats) {
     let listener = AlccListener::bind("127.0.0.1:0", framed(cc)).unwrap();
     let addr = listener.local_addr().unwrap();
     let cc_client = cc.to_string();
     let client = thread::spawn(move || {
-        let mut s = AlccStream::connect(addr, &framed(&cc_client)).unwrap();
+        let mut s = AlccReceiver::connect(addr, &framed(&cc_client)).unwrap();
         let got = read_all(&mut s).unwrap();
-        let stats = s.receiver_stats().unwrap();
+        let stats = s.stats();
         s.close(Some(Duration::from_secs(5))).unwrap();
         (got, stats)
     });
@@ -84,8 +84,7 @@ fn framed_flows_switch_only_to_sender_side_controllers() {
     let listener = AlccListener::bind("127.0.0.1:0", framed("copa")).unwrap();
     let addr = listener.local_addr().unwrap();
     let client = thread::spawn(move || {
-        let mut s = AlccStream::connect(addr, &framed("copa")).unwrap();
-        assert!(s.set_cc("reno").is_err(), "the receiving side has no controller");
+        let mut s = AlccReceiver::connect(addr, &framed("copa")).unwrap();
         read_all(&mut s).unwrap()
     });
     let (mut s, _) = listener.accept().unwrap();
@@ -100,9 +99,9 @@ fn framed_flows_switch_only_to_sender_side_controllers() {
 
 #[test]
 fn kernel_mode_still_refuses_sprout_but_framed_mode_takes_it() {
-    assert!(alcc::stream::check_spec("sprout").is_err());
-    assert!(alcc::stream::check_spec_for("sprout", Mode::Framed).is_ok());
-    assert!(alcc::stream::check_spec_for("nonsense", Mode::Framed).is_err());
+    assert!(alcc::check_spec("sprout").is_err());
+    assert!(alcc::check_spec_for("sprout", Mode::Framed).is_ok());
+    assert!(alcc::check_spec_for("nonsense", Mode::Framed).is_err());
 }
 
 /// What a misbehaving client sends.
@@ -139,7 +138,7 @@ fn bad_peers_are_cut_off_while_another_flow_completes() {
         flows.into_iter().map(|f| f.join().unwrap()).collect::<Vec<_>>()
     });
     let good = thread::spawn(move || {
-        let mut s = AlccStream::connect(addr, &framed("copa")).unwrap();
+        let mut s = AlccReceiver::connect(addr, &framed("copa")).unwrap();
         let port = s.local_addr().unwrap().port();
         (port, read_all(&mut s).unwrap())
     });
@@ -205,13 +204,40 @@ fn a_framed_client_refuses_a_server_that_does_not_frame() {
         let _ = s.write_all(b"HTTP/1.1 200 OK\r\n\r\nhello");
         thread::sleep(Duration::from_millis(200));
     });
-    let mut c = AlccStream::connect(addr, &framed("copa")).unwrap();
+    let mut c = AlccReceiver::connect(addr, &framed("copa")).unwrap();
     let mut buf = [0u8; 100];
     let e = c.read(&mut buf).expect_err("not a framed server");
     assert_eq!(e.kind(), io::ErrorKind::InvalidData);
     assert!(e.to_string().contains("bad magic"), "{e}");
     // The error sticks.
     assert_eq!(c.read(&mut buf).unwrap_err().kind(), io::ErrorKind::InvalidData);
-    assert_eq!(c.write(b"x").unwrap_err().kind(), io::ErrorKind::Unsupported);
     server.join().unwrap();
+}
+
+#[test]
+fn the_connecting_side_can_send_and_the_accepting_side_receive() {
+    // The roles follow the types, not who connected: the uplink of a phone (issue 17) is an
+    // AlccStream that connects and an AlccReceiver on an accepted connection.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let total = 2 << 20;
+    let receiver = thread::spawn(move || {
+        let (tcp, _) = listener.accept().unwrap();
+        let mut r = AlccReceiver::from_tcp(tcp, &framed("none")).unwrap();
+        let got = read_all(&mut r).unwrap();
+        let stats = r.stats();
+        r.close(Some(Duration::from_secs(5))).unwrap();
+        (got, stats)
+    });
+    let mut s = AlccStream::connect(addr, &framed("copa")).unwrap();
+    let sum = write_pattern(&mut s, total).unwrap();
+    s.close(Some(Duration::from_secs(60))).unwrap();
+    let (got, stats) = receiver.join().unwrap();
+    assert_eq!(got, (total, sum));
+    assert_eq!(stats.sender_spec.as_deref(), Some("copa"));
+    // A receiver on a TCP connection is framed mode only.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let tcp = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let e = AlccReceiver::from_tcp(tcp, &Options::default()).unwrap_err();
+    assert!(e.to_string().contains("framed mode"), "{e}");
 }

@@ -378,3 +378,47 @@ fn every_kernel_mode_controller_delivers_intact() {
         assert_eq!(info.max_window_overshoot, 0, "{}: a write exceeded the window", entry.name);
     }
 }
+
+#[test]
+fn set_cc_from_none_prepares_the_socket_like_a_controlled_start() {
+    // Issue 11 item 4: a flow that starts as plain TCP and gets a controller later must be
+    // set up as one that started under it (ACK timestamps, TCP_NODELAY, TCP_NOTSENT_LOWAT),
+    // and the controller counts in the flow's Options::mss.
+    use std::io::Write;
+    let options = Options { mss: 1000, notsent_lowat: 64 << 10, ..Options::with_cc("none") };
+    let listener = AlccListener::bind("127.0.0.1:0", options).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = thread::spawn(move || read_all(&mut TcpStream::connect(addr).unwrap()).unwrap());
+    let (mut s, _) = listener.accept().unwrap();
+    let total = 8usize << 20;
+    let mut data = vec![0u8; total];
+    common::pattern(0, &mut data);
+    let fd = s.as_raw_fd();
+    let tcp_opt = move |name| alcc::sys::get_int(fd, libc::IPPROTO_TCP, name).unwrap();
+    // The first megabyte as plain TCP.
+    s.write_all(&data[..1 << 20]).unwrap();
+    s.flush().unwrap();
+    assert_eq!(tcp_opt(libc::TCP_NODELAY), 0, "plain TCP keeps Nagle");
+    s.set_cc("fixed:window=10").unwrap();
+    assert_eq!(s.info().window, 10 * 1000, "the window counts in Options::mss");
+    assert_eq!(tcp_opt(libc::TCP_NODELAY), 1);
+    assert_eq!(tcp_opt(libc::TCP_NOTSENT_LOWAT), 64 << 10);
+    s.write_all(&data[1 << 20..]).unwrap();
+    let handle = s.info_handle();
+    s.close(Some(Duration::from_secs(60))).unwrap();
+    let info = handle.info();
+    let mut sum = common::Fnv::default();
+    sum.update(&data);
+    assert_eq!(client.join().unwrap(), (total as u64, sum.0));
+    assert_eq!(info.bytes_acked, total as u64);
+    // Timestamps were switched on mid-stream: the ids of the later chunks must still match
+    // (their count starts at the switch), so most chunks are acknowledged by their stamp.
+    assert!(
+        info.ack_stamps * 2 > info.chunks_sent,
+        "{} ACK stamps for {} chunks ({} through TCP_INFO)",
+        info.ack_stamps,
+        info.chunks_sent,
+        info.info_acks
+    );
+    assert_eq!(info.max_window_overshoot, 0);
+}

@@ -8,8 +8,7 @@ use std::net::UdpSocket;
 use std::thread;
 use std::time::Duration;
 
-use alcc::receiver::ReceiverStats;
-use alcc::{AlccStream, FlowInfo, Mode, Options};
+use alcc::{AlccReceiver, AlccStream, FlowInfo, Mode, Options, ReceiverStats};
 use common::{read_all, write_pattern};
 
 fn udp(cc: &str) -> Options {
@@ -22,9 +21,9 @@ fn udp_transfer(cc: &str, total: u64) -> ((u64, u64), u64, FlowInfo, ReceiverSta
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = socket.local_addr().unwrap();
     let client = thread::spawn(move || {
-        let mut s = AlccStream::connect(addr, &udp("none")).unwrap();
+        let mut s = AlccReceiver::connect(addr, &udp("none")).unwrap();
         let got = read_all(&mut s).unwrap();
-        (got, s.receiver_stats().unwrap())
+        (got, s.stats())
     });
     let (mut s, _) = AlccStream::accept_udp(socket, &udp(cc)).unwrap();
     let sum = write_pattern(&mut s, total).unwrap();

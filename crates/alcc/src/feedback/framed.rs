@@ -1,7 +1,7 @@
 //! Framed-mode feedback: the receiver's ACK and report frames, read from the flow's own
 //! socket (docs/wire-format.md).
 //!
-//! Each ACK frame names one data frame (one ledger chunk) and the cumulative application
+//! Each ACK frame names one data frame (one sent chunk) and the cumulative application
 //! bytes received through it. It must be exactly the end of a chunk in flight; anything else
 //! is a protocol error that closes the connection. The RTT sample is the sender's clock now
 //! minus the sender's send time of that chunk (the receiver's clock is not comparable).
@@ -13,7 +13,7 @@ use std::os::fd::RawFd;
 use alcc_cc::{AckSample, ReceiverReport, Time};
 
 use crate::feedback::{Feedback, FeedbackSource, FeedbackStats};
-use crate::ledger::Ledger;
+use crate::sent_chunks::SentChunks;
 use crate::sys;
 use crate::wire::{Ack, Decoder, Direction, Frame, WireError};
 
@@ -58,9 +58,9 @@ impl FramedFeedback {
         self.reports
     }
 
-    /// Settles the ledger for one ACK frame, checking it against what was sent.
-    fn settle(ledger: &mut Ledger, now: Time, ack: &Ack, out: &mut Vec<Feedback>) -> io::Result<()> {
-        let (written, acked) = (ledger.written(), ledger.acked());
+    /// Settles the sent chunks for one ACK frame, checking it against what was sent.
+    fn settle(chunks: &mut SentChunks, now: Time, ack: &Ack, out: &mut Vec<Feedback>) -> io::Result<()> {
+        let (written, acked) = (chunks.written(), chunks.acked());
         let mismatch = |why: &str| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -70,22 +70,22 @@ impl FramedFeedback {
                 ),
             )
         };
-        if ack.delivered > ledger.written() || ack.seq >= ledger.next_seq() {
+        if ack.delivered > chunks.written() || ack.seq >= chunks.next_seq() {
             return Err(mismatch("acknowledges bytes never sent"));
         }
-        let chunks = ledger.ack_through(ack.delivered);
-        match chunks.last() {
+        let settled = chunks.ack_through(ack.delivered);
+        match settled.last() {
             Some(c) if c.seq == ack.seq && c.end == ack.delivered => {}
             _ => return Err(mismatch("does not end a chunk in flight")),
         }
-        for c in chunks {
+        for c in settled {
             out.push(Feedback::Ack(AckSample {
                 seq: c.seq,
                 bytes: c.bytes(),
                 sent_at: c.sent_at,
                 rtt: now.saturating_since(c.sent_at),
-                bytes_in_flight: ledger.bytes_in_flight(),
-                delivered: ledger.acked(),
+                bytes_in_flight: chunks.bytes_in_flight(),
+                delivered: chunks.acked(),
                 memo: c.memo,
             }));
         }
@@ -102,7 +102,7 @@ impl FeedbackSource for FramedFeedback {
         &mut self,
         fd: RawFd,
         now: Time,
-        ledger: &mut Ledger,
+        chunks: &mut SentChunks,
         out: &mut Vec<Feedback>,
     ) -> io::Result<()> {
         // Edge-triggered readiness: read until the socket is empty. Frames are timed when
@@ -127,7 +127,7 @@ impl FeedbackSource for FramedFeedback {
                 match frame {
                     Frame::Ack(a) => {
                         self.acks += 1;
-                        Self::settle(ledger, at, &a, out)?;
+                        Self::settle(chunks, at, &a, out)?;
                     }
                     Frame::Report(f) => {
                         self.reports += 1;
@@ -143,12 +143,12 @@ impl FeedbackSource for FramedFeedback {
                 }
             }
         }
-        if self.peer_closed && ledger.bytes_in_flight() > 0 {
+        if self.peer_closed && chunks.bytes_in_flight() > 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 format!(
                     "alcc framed: the peer closed with {} bytes unacknowledged",
-                    ledger.bytes_in_flight()
+                    chunks.bytes_in_flight()
                 ),
             ));
         }
@@ -178,7 +178,7 @@ mod tests {
         let (mut receiver, _) = listener.accept().unwrap();
         sender.set_nonblocking(true).unwrap();
         let mut f = FramedFeedback::new();
-        let mut l = Ledger::new();
+        let mut l = SentChunks::new();
         let sent = sys::now();
         l.push(100, sent, 0);
         // The step's clock is read, then the ACK arrives 20 ms later, before the step reads
@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn acks_settle_whole_chunks_and_lies_are_refused() {
-        let mut l = Ledger::new();
+        let mut l = SentChunks::new();
         l.push(100, Time::from_millis(1), 11);
         l.push(50, Time::from_millis(2), 22);
         l.push(10, Time::from_millis(3), 33);
@@ -223,7 +223,7 @@ mod tests {
         assert!(FramedFeedback::settle(&mut l, Time::ZERO, &ack(3, 160), &mut out).is_err());
         assert!(FramedFeedback::settle(&mut l, Time::ZERO, &ack(1, 120), &mut out).is_err());
         // A sequence number that does not match the chunk ending there.
-        let mut l2 = Ledger::new();
+        let mut l2 = SentChunks::new();
         l2.push(10, Time::ZERO, 0);
         l2.push(10, Time::ZERO, 0);
         assert!(FramedFeedback::settle(&mut l2, Time::ZERO, &ack(0, 20), &mut out).is_err());

@@ -16,7 +16,7 @@ use std::time::Duration;
 use alcc_cc::{AckSample, LossEvent, Time};
 
 use crate::feedback::{Feedback, FeedbackSource, FeedbackStats};
-use crate::ledger::{Chunk, Ledger};
+use crate::sent_chunks::{Chunk, SentChunks};
 use crate::sys::{self, Stamp, StampKind, TcpInfo};
 
 /// Kernel-mode feedback for one TCP socket.
@@ -48,8 +48,8 @@ impl KernelFeedback {
         &self.last_info
     }
 
-    fn settle(ledger: &mut Ledger, offset: u64, ack_rtt: impl Fn(&Chunk) -> Duration) -> Vec<Feedback> {
-        ledger
+    fn settle(chunks: &mut SentChunks, offset: u64, ack_rtt: impl Fn(&Chunk) -> Duration) -> Vec<Feedback> {
+        chunks
             .ack_through(offset)
             .into_iter()
             .filter(|c| !c.lost)
@@ -59,8 +59,8 @@ impl KernelFeedback {
                     bytes: c.bytes(),
                     sent_at: c.sent_at,
                     rtt: ack_rtt(&c),
-                    bytes_in_flight: ledger.bytes_in_flight_not_lost(),
-                    delivered: ledger.acked(),
+                    bytes_in_flight: chunks.bytes_in_flight_not_lost(),
+                    delivered: chunks.acked(),
                     memo: c.memo,
                 })
             })
@@ -89,7 +89,7 @@ impl FeedbackSource for KernelFeedback {
         &mut self,
         fd: RawFd,
         now: Time,
-        ledger: &mut Ledger,
+        chunks: &mut SentChunks,
         out: &mut Vec<Feedback>,
     ) -> io::Result<()> {
         self.stamps.clear();
@@ -97,9 +97,9 @@ impl FeedbackSource for KernelFeedback {
         let realtime = sys::realtime_ns();
         let stamps = std::mem::take(&mut self.stamps);
         for s in &stamps {
-            let end = ledger.unwrap_id(s.id);
+            let end = chunks.unwrap_id(s.id);
             match s.kind {
-                StampKind::Sched => ledger.note_sched(end, s.ns),
+                StampKind::Sched => chunks.note_sched(end, s.ns),
                 StampKind::Snd => {}
                 StampKind::Ack => {
                     self.ack_stamps += 1;
@@ -109,7 +109,7 @@ impl FeedbackSource for KernelFeedback {
                     let age_us = realtime.saturating_sub(ns) / 1_000;
                     self.ack_latency_total_us = self.ack_latency_total_us.saturating_add(age_us);
                     self.ack_latency_max_us = self.ack_latency_max_us.max(age_us);
-                    out.extend(Self::settle(ledger, end, |c| stamp_rtt(c, ns, now, realtime)));
+                    out.extend(Self::settle(chunks, end, |c| stamp_rtt(c, ns, now, realtime)));
                 }
             }
         }
@@ -119,18 +119,18 @@ impl FeedbackSource for KernelFeedback {
         let base = *self.acked_base.get_or_insert(info.bytes_acked);
         let through = info.bytes_acked.saturating_sub(base);
         let before = out.len();
-        out.extend(Self::settle(ledger, through, |c| now.saturating_since(c.sent_at)));
+        out.extend(Self::settle(chunks, through, |c| now.saturating_since(c.sent_at)));
         self.info_acks += (out.len() - before) as u64;
 
         let retrans = info.total_retrans.wrapping_sub(self.retrans_seen);
         self.retrans_seen = info.total_retrans;
         if retrans > 0 && retrans < u32::MAX / 2 {
-            for c in ledger.mark_lost(u64::from(retrans)) {
+            for c in chunks.mark_lost(u64::from(retrans)) {
                 out.push(Feedback::Loss(LossEvent {
                     seq: c.seq,
                     bytes: c.bytes(),
                     sent_at: c.sent_at,
-                    bytes_in_flight: ledger.bytes_in_flight_not_lost(),
+                    bytes_in_flight: chunks.bytes_in_flight_not_lost(),
                     memo: c.memo,
                 }));
             }

@@ -1,10 +1,11 @@
 //! Feedback sources: how a flow learns what was delivered and what was lost.
 //!
-//! The driver asks a flow's [`FeedbackSource`] for news whenever the flow's socket reports
-//! activity, and hands each [`Feedback`] to the controller. The `kernel` source reads the
-//! kernel's own ACK information (error-queue ACK timestamps and TCP_INFO); the `framed`
-//! source reads the receiver's ACK and report frames from the same socket (the UDP mode will
-//! be one more), with the same ledger, pacer, controller and driver.
+//! Each transport (`crate::transport`) is paired with one source: the driver asks a flow's
+//! [`FeedbackSource`] for news whenever the flow's socket reports activity (or its deadline
+//! passes), the source settles the flow's [`SentChunks`](crate::sent_chunks::SentChunks) and
+//! returns each [`Feedback`] for the controller. [`kernel`] reads the kernel's own ACK
+//! information (error-queue ACK timestamps and TCP_INFO), [`framed`] the receiver's ACK and
+//! report frames from the same socket, [`udp`] the receiver's ACK and report datagrams.
 
 pub mod framed;
 pub mod kernel;
@@ -15,7 +16,7 @@ use std::os::fd::RawFd;
 
 use alcc_cc::{AckSample, LossEvent, ReceiverReport, Time};
 
-use crate::ledger::{Chunk, Ledger};
+use crate::sent_chunks::{Chunk, SentChunks};
 use crate::sys::TcpInfo;
 
 /// Counters of a feedback source, for diagnostics.
@@ -45,16 +46,16 @@ pub enum Feedback {
 
 /// A source of delivery information for one flow.
 pub trait FeedbackSource: Send {
-    /// Its name (`"kernel"`, later `"framed"`, `"udp"`).
+    /// Its name (`"kernel"`, `"framed"`, `"udp"`).
     fn name(&self) -> &'static str;
 
-    /// Reads whatever the socket `fd` has to say, settles the ledger (acknowledged and lost
+    /// Reads whatever the socket `fd` has to say, settles the sent chunks (acknowledged and lost
     /// chunks) and appends what the controller must hear to `out`, oldest first.
     fn collect(
         &mut self,
         fd: RawFd,
         now: Time,
-        ledger: &mut Ledger,
+        chunks: &mut SentChunks,
         out: &mut Vec<Feedback>,
     ) -> io::Result<()>;
 

@@ -3,8 +3,8 @@
 //! 9/8 RTT, or an RTO; RFC 8985 and RFC 6298), as the simulator does. Nothing is retransmitted:
 //! a lost datagram's bytes are gone, as in the reference implementations.
 //!
-//! The flow's ledger counts bytes by offset; here a chunk leaves it (is "settled") once it
-//! and every chunk before it was acknowledged or declared lost, so the ledger's bytes in
+//! The flow's sent chunks count bytes by offset; here a chunk leaves them (is "settled") once it
+//! and every chunk before it was acknowledged or declared lost, so the sent chunks' bytes in
 //! flight never undercount what SentPackets holds.
 
 use std::collections::VecDeque;
@@ -16,7 +16,7 @@ use alcc_cc::{ReceiverReport, Time};
 
 use crate::feedback::framed::protocol_error;
 use crate::feedback::{Feedback, FeedbackSource, FeedbackStats};
-use crate::ledger::{Chunk, Ledger};
+use crate::sent_chunks::{Chunk, SentChunks};
 use crate::sys;
 use crate::wire::udp::{parse_datagram, to_sender};
 use crate::wire::{Frame, WireError};
@@ -45,14 +45,14 @@ impl UdpFeedback {
         }
     }
 
-    fn settle(&mut self, ledger: &mut Ledger) {
+    fn settle(&mut self, chunks: &mut SentChunks) {
         let mut through = None;
         while let Some(&(_, end, true)) = self.pending.front() {
             through = Some(end);
             self.pending.pop_front();
         }
         if let Some(end) = through {
-            ledger.ack_through(end);
+            chunks.ack_through(end);
         }
     }
 
@@ -102,7 +102,7 @@ impl FeedbackSource for UdpFeedback {
         &mut self,
         fd: RawFd,
         now: Time,
-        ledger: &mut Ledger,
+        chunks: &mut SentChunks,
         out: &mut Vec<Feedback>,
     ) -> io::Result<()> {
         loop {
@@ -131,7 +131,7 @@ impl FeedbackSource for UdpFeedback {
             self.mark(loss.seq);
             out.push(Feedback::Loss(loss));
         }
-        self.settle(ledger);
+        self.settle(chunks);
         Ok(())
     }
 
@@ -159,7 +159,7 @@ mod tests {
     #[test]
     fn out_of_order_acks_and_losses_settle_the_ledger_in_order() {
         let mut f = UdpFeedback::new();
-        let mut l = Ledger::new();
+        let mut l = SentChunks::new();
         for i in 0..5 {
             let c = l.push(100, Time::from_millis(i), i);
             f.on_sent(&c);
@@ -198,7 +198,7 @@ mod tests {
         receiver.connect(sender.local_addr().unwrap()).unwrap();
         sender.set_nonblocking(true).unwrap();
         let mut f = UdpFeedback::new();
-        let mut l = Ledger::new();
+        let mut l = SentChunks::new();
         let sent = sys::now();
         f.on_sent(&l.push(100, sent, 0));
         // The step's clock is read, then the ACK arrives 20 ms later, before the step reads
@@ -220,15 +220,15 @@ mod tests {
 
     proptest::proptest! {
         /// Random sends, ACKs (of any sequence number, duplicates, out of order) and loss
-        /// checks: no panic; the ledger never counts fewer bytes in flight than SentPackets; a
+        /// checks: no panic; the sent chunks never count fewer bytes in flight than SentPackets; a
         /// packet is reported at most once (acknowledged or lost); once every packet is
-        /// acknowledged or lost, the ledger is settled.
+        /// acknowledged or lost, the sent chunks are settled.
         #[test]
         fn random_feedback_keeps_the_ledger_consistent(
             steps in proptest::collection::vec((0u8..3, 0u64..40, 1u64..1500, 0u64..50_000), 1..200),
         ) {
             let mut f = UdpFeedback::new();
-            let mut l = Ledger::new();
+            let mut l = SentChunks::new();
             let mut now = Time::ZERO;
             let mut reported = std::collections::HashSet::new();
             for (kind, seq, bytes, dt) in steps {

@@ -1,18 +1,53 @@
-//! The sending side of framed mode: every chunk leaves as a data frame (docs/wire-format.md),
-//! after one `Hello` naming the controller.
+//! Framed mode's write path: every chunk leaves as a data frame (docs/wire-format.md), after
+//! one `Hello` naming the controller; [`FramedFeedback`] reads the peer's ACK and report
+//! frames from the same socket.
 //!
 //! A frame must reach the kernel whole and in order even when the socket takes only part of
-//! it, so frames are assembled here and written from this buffer; the next chunk is framed
-//! only once the previous frame is entirely in the kernel.
+//! it, so frames are assembled in a [`FrameWriter`] and written from its buffer; the next
+//! chunk is framed only once the previous frame is entirely in the kernel.
 
 use std::io;
 use std::os::fd::RawFd;
 
 use alcc_cc::{SenderHint, Time};
 
+use crate::feedback::framed::FramedFeedback;
 use crate::sys;
+use crate::transport::OutChunk;
 use crate::wire::frame::encode_data_header;
 use crate::wire::{DataHeader, Frame, WireError};
+
+/// Framed mode: frames on the TCP connection.
+#[derive(Debug)]
+pub(crate) struct FramedTransport {
+    writer: FrameWriter,
+    /// The peer's ACK and report frames.
+    pub feedback: FramedFeedback,
+}
+
+impl FramedTransport {
+    /// A transport whose first frame announces `spec`.
+    pub fn new(spec: &str) -> io::Result<FramedTransport> {
+        let writer = FrameWriter::new(spec).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        Ok(FramedTransport { writer, feedback: FramedFeedback::new() })
+    }
+
+    /// Writes the frame in progress; `Ok(false)` if the socket is full.
+    pub fn flush(&mut self, fd: RawFd) -> io::Result<bool> {
+        self.writer.flush(fd)
+    }
+
+    /// Whether every frame is wholly in the kernel.
+    pub fn is_flushed(&self) -> bool {
+        self.writer.is_empty()
+    }
+
+    /// Frames `chunk`; it is written by the next [`flush`](Self::flush).
+    pub fn send(&mut self, chunk: OutChunk<'_>) -> io::Result<Option<usize>> {
+        self.writer.push_chunk(chunk.seq, chunk.now, chunk.hint, chunk.parts)?;
+        Ok(Some(chunk.len()))
+    }
+}
 
 /// Frames not yet (wholly) written into the kernel.
 #[derive(Debug)]

@@ -1,6 +1,6 @@
-//! The receiving side of framed mode (the client): reads frames, hands only the application
-//! bytes to the reader, drives the receiver-side model of the sender's algorithm (Sprout's
-//! forecaster) and answers with ACK and report frames on the same connection.
+//! The receiving side of framed mode: reads frames, hands only the application bytes to the
+//! reader, drives the receiver-side model of the sender's algorithm (Sprout's forecaster) and
+//! answers with ACK and report frames on the same connection.
 //!
 //! It runs on the reading thread, inside `read`: every data frame is acknowledged as soon as
 //! it is taken from the socket, and while the reader waits, the wait ends at the model's next
@@ -12,27 +12,15 @@ use std::io;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-use alcc_cc::{registry, Arrival, Config, ReceiverModel, SenderHint, Time};
+use alcc_cc::{Arrival, Config, ReceiverModel, SenderHint, Time};
 
 use crate::feedback::framed::protocol_error;
+use crate::receiver::{model_for_sender, model_report, ReadyBytes, ReceiverStats};
 use crate::sys;
 use crate::wire::{Ack, Decoder, Direction, Frame};
 
 /// Bytes read from the socket per `recv`.
 const READ_SIZE: usize = 256 << 10;
-
-/// What the receiving side of a framed flow has seen so far.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ReceiverStats {
-    /// The sender's controller specification, once its Hello arrived.
-    pub sender_spec: Option<String>,
-    /// Application bytes received.
-    pub delivered: u64,
-    /// Data frames received (and acknowledged).
-    pub frames: u64,
-    /// Reports of the receiver-side model sent back (Sprout's forecasts).
-    pub reports: u64,
-}
 
 /// The receiving state of one framed connection.
 pub(crate) struct FramedReceiver {
@@ -244,111 +232,5 @@ impl FramedReceiver {
         }
         let events = if self.out_at < self.out.len() { events | libc::POLLOUT } else { events };
         sys::poll_one(self.fd, events, limit).map(drop)
-    }
-}
-
-/// The receiver-side model the sender's Hello asks for (shared by the framed and UDP
-/// receivers): `None` for `none` or an algorithm without one, an `InvalidData` error naming
-/// the spec for a controller unknown here or parameters its model refuses.
-pub(crate) fn model_for_sender(
-    mode: &str,
-    spec: &str,
-    config: &Config,
-) -> io::Result<Option<Box<dyn ReceiverModel>>> {
-    if spec.eq_ignore_ascii_case("none") {
-        return Ok(None);
-    }
-    let invalid = |e: &dyn std::fmt::Display| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("alcc {mode}: the sender runs `{spec}`, which this receiver cannot model: {e}"),
-        )
-    };
-    let entry = registry::entry(spec).map_err(|e| invalid(&e))?;
-    if !entry.needs_receiver() {
-        return Ok(None);
-    }
-    registry::build_receiver(spec, config).map_err(|e| invalid(&e))
-}
-
-/// Application bytes received and not yet read (shared by the framed and UDP receivers):
-/// appended at the back, read from the front; the buffer is reused once read out.
-#[derive(Debug, Default)]
-pub(crate) struct ReadyBytes {
-    bytes: Vec<u8>,
-    read: usize,
-}
-
-impl ReadyBytes {
-    /// Appends received application bytes.
-    pub fn push(&mut self, payload: &[u8]) {
-        if self.read == self.bytes.len() {
-            self.bytes.clear();
-            self.read = 0;
-        }
-        self.bytes.extend_from_slice(payload);
-    }
-
-    /// Copies as many unread bytes as fit into `buf`; `None` when nothing is unread.
-    pub fn read_into(&mut self, buf: &mut [u8]) -> Option<usize> {
-        let unread = &self.bytes[self.read..];
-        if unread.is_empty() {
-            return None;
-        }
-        let n = buf.len().min(unread.len());
-        buf[..n].copy_from_slice(&unread[..n]);
-        self.read += n;
-        Some(n)
-    }
-}
-
-/// Fires a receiver model's timer when due and returns its new forecast, if any (shared by the
-/// framed and UDP receivers).
-pub(crate) fn model_report(
-    model: &mut Option<Box<dyn ReceiverModel>>,
-    now: Time,
-) -> Option<alcc_cc::Forecast> {
-    let m = model.as_mut()?;
-    if m.next_timer().is_some_and(|t| t <= now) {
-        m.on_timer(now);
-    }
-    match m.take_report(now)? {
-        alcc_cc::ReceiverReport::Forecast(f) => Some(f),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ready_bytes_are_read_in_order_across_pushes_and_reads() {
-        let mut r = ReadyBytes::default();
-        let mut buf = [0u8; 4];
-        assert_eq!(r.read_into(&mut buf), None);
-        r.push(b"abcdef");
-        assert_eq!(r.read_into(&mut buf), Some(4));
-        assert_eq!(&buf, b"abcd");
-        r.push(b"gh");
-        assert_eq!(r.read_into(&mut buf), Some(4));
-        assert_eq!(&buf, b"efgh");
-        assert_eq!(r.read_into(&mut buf), None);
-        // Read out: the next push starts a fresh buffer.
-        r.push(b"i");
-        assert_eq!((r.bytes.len(), r.read), (1, 0));
-        assert_eq!(r.read_into(&mut buf), Some(1));
-        assert_eq!(buf[0], b'i');
-    }
-
-    #[test]
-    fn the_senders_hello_decides_the_model() {
-        let config = Config::default();
-        assert!(model_for_sender("framed", "none", &config).unwrap().is_none());
-        assert!(model_for_sender("framed", "copa", &config).unwrap().is_none());
-        assert!(model_for_sender("udp", "sprout", &config).unwrap().is_some());
-        let e = model_for_sender("udp", "nonexistent", &config).err().unwrap();
-        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
-        assert!(e.to_string().contains("alcc udp: the sender runs `nonexistent`"), "{e}");
     }
 }

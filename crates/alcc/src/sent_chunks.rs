@@ -1,4 +1,6 @@
-//! The ledger of chunks in flight: what was handed to the kernel and not yet acknowledged.
+//! [`SentChunks`]: the chunks a flow handed to the kernel and not yet saw acknowledged, with
+//! the flow's byte counters (the engine's counterpart of `alcc_cc::sent_packets`, by byte
+//! offset instead of packet number).
 //!
 //! Offsets count the flow's bytes from zero. A chunk is one write into the kernel (one
 //! controller "packet"): `[start, end)`, its send time, the controller's memo and, once the
@@ -39,7 +41,7 @@ impl Chunk {
 
 /// Chunks in flight, oldest first, and the flow's byte counters.
 #[derive(Clone, Debug, Default)]
-pub struct Ledger {
+pub struct SentChunks {
     chunks: VecDeque<Chunk>,
     written: u64,
     acked: u64,
@@ -47,10 +49,10 @@ pub struct Ledger {
     id_base: u64,
 }
 
-impl Ledger {
-    /// An empty ledger whose first byte has offset 0.
-    pub fn new() -> Ledger {
-        Ledger::default()
+impl SentChunks {
+    /// Nothing sent yet; the first byte has offset 0.
+    pub fn new() -> SentChunks {
+        SentChunks::default()
     }
 
     /// Bytes written into the kernel so far.
@@ -186,7 +188,7 @@ mod tests {
 
     #[test]
     fn whole_and_partial_acks() {
-        let mut l = Ledger::new();
+        let mut l = SentChunks::new();
         l.push(100, t(1), 7);
         l.push(50, t(2), 8);
         assert_eq!(l.bytes_in_flight(), 150);
@@ -209,11 +211,11 @@ mod tests {
 
     #[test]
     fn unwraps_ids_of_last_bytes() {
-        let mut l = Ledger::new();
+        let mut l = SentChunks::new();
         l.push(1000, t(0), 0);
         assert_eq!(l.unwrap_id(999), 1000);
         // Near the 32-bit boundary: offsets 2^32 - 10 .. 2^32 + 90.
-        let mut l = Ledger::new();
+        let mut l = SentChunks::new();
         let near = (1u64 << 32) - 10;
         l.push(near, t(0), 0);
         l.ack_through(near);
@@ -227,7 +229,7 @@ mod tests {
 
     #[test]
     fn id_base_shifts_offsets() {
-        let mut l = Ledger::new();
+        let mut l = SentChunks::new();
         l.set_id_base(10);
         l.push(30, t(0), 0);
         assert_eq!(l.unwrap_id(19), 30);
@@ -235,7 +237,7 @@ mod tests {
 
     #[test]
     fn sched_and_loss_marks() {
-        let mut l = Ledger::new();
+        let mut l = SentChunks::new();
         l.push(10, t(0), 0);
         l.push(10, t(1), 0);
         l.push(10, t(2), 0);
@@ -255,7 +257,7 @@ mod tests {
     proptest! {
         #[test]
         fn random_sequences_keep_invariants(ops in proptest::collection::vec((0u8..4, 1u64..70_000), 1..300)) {
-            let mut l = Ledger::new();
+            let mut l = SentChunks::new();
             let mut now = 0;
             let mut completed = 0u64;
             for (op, x) in ops {
@@ -281,7 +283,7 @@ mod tests {
 
         #[test]
         fn unwrap_inverts_wrapping(acked in 0u64..(1 << 40), ahead in 1u64..(1 << 30)) {
-            let mut l = Ledger::new();
+            let mut l = SentChunks::new();
             l.push(acked, t(0), 0);
             l.ack_through(acked);
             l.push(ahead, t(1), 0);

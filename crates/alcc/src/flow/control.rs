@@ -1,0 +1,208 @@
+//! [`Control`]: what decides when a flow's bytes may go. Either nothing (`none`, plain kernel
+//! TCP through the API) or a controller from `alcc-cc` with its pacer; each behaviour that
+//! differs between the two is one method here.
+
+use alcc_cc::pacer::Pacer;
+use alcc_cc::{registry, Controller, Decision, SenderHint, SentPacket, Time};
+
+use crate::error::{Error, Result};
+use crate::feedback::Feedback;
+use crate::flow::chunk::{chunk_size, SendClock};
+use crate::info::FlowInfo;
+use crate::mode::Mode;
+use crate::options::{is_none, Options};
+use crate::underlay::FlowUnderlay;
+
+/// What decides when a flow's bytes may go.
+pub(crate) enum Control {
+    /// `none`: plain kernel TCP. No window, no pacing, no ACK timestamps: bytes go as fast as
+    /// the kernel takes them.
+    Plain,
+    /// A controller and the pacer that spaces its sends.
+    Controlled {
+        /// The algorithm.
+        controller: Box<dyn Controller>,
+        /// When its next chunk may go.
+        pacer: Pacer,
+    },
+}
+
+/// What the control allows now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Allowance {
+    /// A chunk of this many bytes may go.
+    Send(u64),
+    /// Nothing until the pacer allows, at this time.
+    PacedUntil(Time),
+    /// Nothing until feedback opens the window.
+    WindowFull,
+}
+
+/// How the next chunk is sized (see [`chunk_size`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sizing {
+    /// Segment size.
+    pub mss: u64,
+    /// What "a millisecond of sending" is measured against.
+    pub clock: SendClock,
+    /// Largest chunk.
+    pub max_chunk: u64,
+}
+
+impl Control {
+    /// The control `spec` asks for under `options` in `mode`: [`Control::Plain`] for `none`;
+    /// receiver-side algorithms are refused in kernel mode.
+    pub fn build(spec: &str, options: &Options, mode: Mode) -> Result<Control> {
+        if is_none(spec) {
+            return Ok(Control::Plain);
+        }
+        if mode == Mode::Kernel && registry::entry(spec)?.needs_receiver() {
+            return Err(Error::NeedsReceiver(spec.to_string()));
+        }
+        let controller = registry::build(spec, &options.config())?;
+        Ok(Control::Controlled { controller, pacer: Pacer::new() })
+    }
+
+    /// The controller's decision; `None` for plain TCP.
+    pub fn decision(&self) -> Option<Decision> {
+        match self {
+            Control::Plain => None,
+            Control::Controlled { controller, .. } => Some(controller.decision()),
+        }
+    }
+
+    /// Whether this is a controller (the socket needs preparing for one).
+    pub fn is_controlled(&self) -> bool {
+        matches!(self, Control::Controlled { .. })
+    }
+
+    /// Hands what the feedback source learned to the controller; returns the losses among it.
+    pub fn on_feedback(&mut self, now: Time, events: &[Feedback]) -> u64 {
+        let Control::Controlled { controller, .. } = self else { return 0 };
+        let mut losses = 0;
+        for ev in events {
+            match ev {
+                Feedback::Ack(a) => controller.on_ack(now, a),
+                Feedback::Loss(l) => {
+                    losses += 1;
+                    controller.on_loss(now, l);
+                }
+                Feedback::Report(r) => controller.on_report(now, r),
+            }
+        }
+        losses
+    }
+
+    /// Fires the controller's timer if it is due.
+    pub fn fire_timer(&mut self, now: Time) {
+        if let Control::Controlled { controller, .. } = self {
+            if controller.next_timer().is_some_and(|t| t <= now) {
+                controller.on_timer(now);
+            }
+        }
+    }
+
+    /// When the controller wants its timer.
+    pub fn next_timer(&self) -> Option<Time> {
+        match self {
+            Control::Plain => None,
+            Control::Controlled { controller, .. } => controller.next_timer(),
+        }
+    }
+
+    /// What may go now of `queued` bytes with `in_flight` bytes unacknowledged, under the
+    /// gate `underlay` puts on the controller's decision.
+    pub fn next_chunk(
+        &self,
+        now: Time,
+        queued: u64,
+        in_flight: u64,
+        sizing: Sizing,
+        underlay: &FlowUnderlay,
+    ) -> Allowance {
+        let Control::Controlled { controller, pacer } = self else {
+            return Allowance::Send(queued.min(sizing.max_chunk));
+        };
+        let d = underlay.gate(controller.decision(), sizing.mss);
+        if in_flight < d.window && !pacer.ready(now) {
+            return Allowance::PacedUntil(pacer.earliest());
+        }
+        let clock = SendClock { pacing_rate: d.pacing_rate, ..sizing.clock };
+        match chunk_size(queued, d.window, in_flight, sizing.mss, clock, sizing.max_chunk) {
+            Some(len) => Allowance::Send(len),
+            None => Allowance::WindowFull,
+        }
+    }
+
+    /// The flow stopped for a reason other than the pacer (see [`Pacer::on_idle`]).
+    pub fn on_idle(&mut self) {
+        if let Control::Controlled { pacer, .. } = self {
+            pacer.on_idle();
+        }
+    }
+
+    /// A chunk `seq` of `bytes` left at `now`, `in_flight` bytes unacknowledged with it.
+    /// Returns the controller's memo and how far the chunk overshot the window alcc's own
+    /// gate enforced (the controller's, or under the `follow` underlay the wider gate of
+    /// [`Policy::gate`](crate::underlay::Policy::gate)).
+    pub fn on_sent(
+        &mut self,
+        now: Time,
+        seq: u64,
+        bytes: u64,
+        in_flight: u64,
+        (underlay, mss): (&FlowUnderlay, u64),
+    ) -> (u64, u64) {
+        let Control::Controlled { controller, pacer } = self else { return (0, 0) };
+        let gate = underlay.gate(controller.decision(), mss);
+        let overshoot = in_flight.saturating_sub(gate.window);
+        let memo = controller.on_sent(now, &SentPacket { seq, bytes, bytes_in_flight: in_flight });
+        pacer.on_send(now, bytes, gate.pacing_rate);
+        (memo, overshoot)
+    }
+
+    /// What the sender puts in the next chunk's header for the receiver-side model.
+    pub fn sender_hint(&self, now: Time) -> SenderHint {
+        match self {
+            Control::Plain => SenderHint::default(),
+            Control::Controlled { controller, .. } => controller.sender_hint(now),
+        }
+    }
+
+    /// The controller's pacing rate, bytes/s.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        match self {
+            Control::Plain => None,
+            Control::Controlled { controller, .. } => controller.decision().pacing_rate,
+        }
+    }
+
+    /// Whether every chunk is its own record for the kernel (MSG_EOR), so that each gets
+    /// its own ACK timestamp; plain TCP lets the kernel merge writes.
+    pub fn writes_records(&self) -> bool {
+        self.is_controlled()
+    }
+
+    /// Whether the flow must re-read TCP_INFO now and then while bytes are in flight:
+    /// plain TCP has no ACK timestamps to wake it.
+    pub fn polls_for_acks(&self) -> bool {
+        !self.is_controlled()
+    }
+
+    /// Writes the controller's window, rate and metrics into `info`.
+    pub fn publish(&self, info: &mut FlowInfo) {
+        match self {
+            Control::Plain => {
+                info.window = u64::MAX;
+                info.pacing_rate = None;
+                info.metrics = None;
+            }
+            Control::Controlled { controller, .. } => {
+                let d = controller.decision();
+                info.window = d.window;
+                info.pacing_rate = d.pacing_rate;
+                info.metrics = Some(controller.metrics());
+            }
+        }
+    }
+}

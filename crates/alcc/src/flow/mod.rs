@@ -1,0 +1,348 @@
+//! One sending flow: the part the driver owns ([`Flow`]: control, chunks, transport) and the
+//! step that moves bytes from the application's queue into the network.
+//!
+//! A step, never blocking: take the socket's news from the transport's feedback source and
+//! hand it to the [`Control`]; fire the controller's timer; apply an abort or a new controller
+//! the application asked for; then, while the queue has bytes, ask the control for the next
+//! chunk (window, pacer, size) and the [`Transport`] to send it; close when asked and
+//! everything is out; publish a [`FlowInfo`](crate::FlowInfo) snapshot; say when to come back.
+
+pub(crate) mod chunk;
+pub(crate) mod control;
+pub(crate) mod shared;
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+use std::time::Duration;
+
+use alcc_cc::Time;
+
+use crate::driver::FlowId;
+use crate::feedback::Feedback;
+use crate::options::Options;
+use crate::sent_chunks::SentChunks;
+use crate::sys;
+use crate::transport::{OutChunk, Transport};
+use crate::underlay::FlowUnderlay;
+
+use self::chunk::SendClock;
+use self::control::{Allowance, Control, Sizing};
+use self::shared::{ControlChange, Shared, SharedState};
+
+/// How often a flow without ACK stamps (after its FIN, or in plain mode) re-reads TCP_INFO
+/// while bytes are in flight.
+const FIN_POLL: Duration = Duration::from_millis(20);
+
+/// How long a window-limited flow waits for feedback before re-reading TCP_INFO anyway.
+const STALL_POLL: Duration = Duration::from_millis(200);
+
+/// What the driver should do with a flow after a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Keep it; wake it at this time too (pacing, controller timer), if any.
+    Keep(Option<Time>),
+    /// Forget it: finished or failed.
+    Release,
+}
+
+/// Counters of what a flow did, for its [`FlowInfo`](crate::FlowInfo).
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    chunks_sent: u64,
+    losses: u64,
+    max_in_flight: u64,
+    /// The most bytes in flight beyond the window right after a write (0 if gating holds).
+    max_overshoot: u64,
+}
+
+/// The driver's part of a flow.
+pub(crate) struct Flow {
+    pub id: FlowId,
+    pub fd: Arc<OwnedFd>,
+    pub shared: Arc<Shared>,
+    control: Control,
+    spec: String,
+    transport: Transport,
+    /// The kernel congestion control under the controller (src/underlay).
+    underlay: FlowUnderlay,
+    chunks: SentChunks,
+    options: Options,
+    events: Vec<Feedback>,
+    shut: bool,
+    counters: Counters,
+    /// The cap last set on the kernel's own pacing (SO_MAX_PACING_RATE).
+    kernel_pacing: Option<u64>,
+    /// The wake-up time currently scheduled in the driver's heap.
+    pub scheduled: Option<Time>,
+}
+
+impl Flow {
+    /// A flow on `fd` (already configured for `control`, `transport` and `underlay`).
+    pub fn new(
+        id: FlowId,
+        fd: Arc<OwnedFd>,
+        shared: Arc<Shared>,
+        control: Control,
+        transport: Transport,
+        underlay: FlowUnderlay,
+        options: &Options,
+    ) -> Flow {
+        Flow {
+            id,
+            fd,
+            shared,
+            control,
+            spec: options.cc.clone(),
+            transport,
+            underlay,
+            chunks: SentChunks::new(),
+            options: options.clone(),
+            events: Vec::new(),
+            shut: false,
+            counters: Counters::default(),
+            kernel_pacing: None,
+            scheduled: None,
+        }
+    }
+
+    /// Prepares the socket for the flow's controller (once, before the flow is registered);
+    /// nothing for `none`.
+    pub fn prepare_socket(&mut self) -> io::Result<()> {
+        if self.control.is_controlled() {
+            self.transport.prepare_for_controller(self.fd.as_raw_fd(), &self.options, &mut self.chunks)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the driver must report the socket's readability.
+    pub fn reads_socket(&self) -> bool {
+        self.transport.reads_socket()
+    }
+
+    /// One step. Never blocks.
+    pub fn step(&mut self, now: Time) -> Next {
+        match self.try_step(now) {
+            Ok(next) => next,
+            Err(e) => {
+                self.transport.on_failure(self.fd.as_raw_fd());
+                let mut st = self.shared.lock();
+                st.fail(e.kind(), e.to_string());
+                self.publish(&mut st);
+                drop(st);
+                self.shared.notify();
+                Next::Release
+            }
+        }
+    }
+
+    fn try_step(&mut self, now: Time) -> io::Result<Next> {
+        let fd = self.fd.as_raw_fd();
+        if let Some(e) = sys::take_socket_error(fd)? {
+            return Err(e);
+        }
+        self.events.clear();
+        self.transport.feedback().collect(fd, now, &mut self.chunks, &mut self.events)?;
+        self.counters.losses += self.control.on_feedback(now, &self.events);
+        self.control.fire_timer(now);
+
+        let shared = self.shared.clone();
+        let mut st = shared.lock();
+        st.wake_pending = false;
+        if st.abort {
+            sys::set_linger_zero(fd)?;
+            st.fail(io::ErrorKind::ConnectionAborted, "connection aborted by the application".into());
+            drop(st);
+            self.shared.notify();
+            return Ok(Next::Release);
+        }
+        if let Some(change) = st.control_change.take() {
+            self.apply(fd, change, &mut st)?;
+        }
+        if let Some(u) = st.new_underlay.take() {
+            self.underlay = u;
+        }
+        self.underlay.sync(fd, self.control.decision(), self.mss())?;
+        self.pace_kernel(fd)?;
+        let before = st.queue.len();
+        let wake_at = self.write_queue(fd, now, &mut st)?;
+        if st.queue.is_empty() {
+            self.control.on_idle();
+        }
+        if st.closing && st.queue.is_empty() && self.transport.is_flushed() && !self.shut {
+            self.shut = self.transport.finish(fd, &self.chunks)?;
+        }
+        let done = self.shut && self.chunks.bytes_in_flight() == 0;
+        if done {
+            st.finished = true;
+            st.released = true;
+        }
+        self.publish(&mut st);
+        let freed = st.queue.len() < before;
+        let active = !st.queue.is_empty() || self.chunks.bytes_in_flight() > 0;
+        drop(st);
+        if freed || done {
+            self.shared.notify();
+        }
+        if done {
+            return Ok(Next::Release);
+        }
+        Ok(Next::Keep(self.next_wake(now, wake_at, active)))
+    }
+
+    /// Puts the controller the application asked for in place; a flow that ran as `none`
+    /// gets its socket prepared for it first.
+    fn apply(&mut self, fd: RawFd, change: ControlChange, st: &mut SharedState) -> io::Result<()> {
+        if change.control.is_controlled() && !self.control.is_controlled() {
+            self.transport.prepare_for_controller(fd, &self.options, &mut self.chunks)?;
+        }
+        self.control = change.control;
+        self.spec = change.spec;
+        st.control_applied = st.control_applied.max(change.generation);
+        self.shared.notify();
+        Ok(())
+    }
+
+    /// Writes chunks while the control allows and the socket takes them. Returns when to try
+    /// again (`None`: when the socket or the feedback says so).
+    fn write_queue(&mut self, fd: RawFd, now: Time, st: &mut SharedState) -> io::Result<Option<Time>> {
+        loop {
+            if !self.transport.flush(fd)? {
+                // The socket is full: whatever holds us up, it is not the pacer.
+                self.control.on_idle();
+                return Ok(None);
+            }
+            if st.queue.is_empty() {
+                return Ok(None);
+            }
+            let queued = st.queue.len() as u64;
+            let in_flight = self.chunks.bytes_in_flight();
+            let len = match self.control.next_chunk(now, queued, in_flight, self.sizing(), &self.underlay) {
+                Allowance::Send(len) => len.min(self.transport.payload_limit().unwrap_or(u64::MAX)),
+                Allowance::PacedUntil(t) => return Ok(Some(t)),
+                Allowance::WindowFull => {
+                    // Window-limited, not pacer-limited: no catching up afterwards.
+                    self.control.on_idle();
+                    // Waiting for feedback: it normally arrives on the socket; look again
+                    // after STALL_POLL in case it was lost (a full error queue).
+                    return Ok(Some(now + STALL_POLL));
+                }
+            };
+            let chunk = OutChunk {
+                seq: self.chunks.next_seq(),
+                now,
+                hint: self.control.sender_hint(now),
+                parts: st.queue.front(len as usize),
+                record: self.control.writes_records(),
+            };
+            match self.transport.send(fd, chunk)? {
+                Some(n) => {
+                    st.queue.consume(n);
+                    self.record_sent(now, n as u64);
+                }
+                None => {
+                    self.control.on_idle();
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// The segment size: the kernel's, once TCP_INFO has been read; [`Options::mss`] before.
+    fn mss(&self) -> u64 {
+        let info = self.transport.feedback_ref().tcp_info();
+        info.map_or(self.options.mss, |i| u64::from(i.snd_mss)).max(1)
+    }
+
+    /// How the next chunk is sized: the kernel's MSS, RTT and delivery rate once known.
+    fn sizing(&self) -> Sizing {
+        let info = self.transport.feedback_ref().tcp_info();
+        Sizing {
+            mss: self.mss(),
+            clock: SendClock {
+                pacing_rate: None,
+                srtt: info.map(|i| Duration::from_micros(u64::from(i.rtt))),
+                delivery_rate: info.map(|i| i.delivery_rate),
+            },
+            max_chunk: self.options.max_chunk.max(1),
+        }
+    }
+
+    fn record_sent(&mut self, now: Time, bytes: u64) {
+        let in_flight = self.chunks.bytes_in_flight() + bytes;
+        let gate = (&self.underlay, self.mss());
+        let (memo, overshoot) = self.control.on_sent(now, self.chunks.next_seq(), bytes, in_flight, gate);
+        let chunk = self.chunks.push(bytes, now, memo);
+        self.transport.feedback().on_sent(&chunk);
+        let c = &mut self.counters;
+        c.chunks_sent += 1;
+        c.max_in_flight = c.max_in_flight.max(in_flight);
+        c.max_overshoot = c.max_overshoot.max(overshoot);
+    }
+
+    /// When the flow wants its next step besides socket events.
+    fn next_wake(&self, now: Time, wake_at: Option<Time>, active: bool) -> Option<Time> {
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // A controller's timer (Verus's epochs) matters only while the flow has something to
+        // send or in flight; an idle flow sleeps, and its next step fires an overdue timer.
+        let timer = if active { self.control.next_timer() } else { None };
+        // The feedback source's own timer (UDP mode's loss detection).
+        let wake = earliest(earliest(wake_at, timer), self.transport.feedback_ref().next_deadline());
+        // Waiting for the last acknowledgement after the FIN: look again now and then, in
+        // case no stamp is coming (plain mode, or a stamp lost to a full error queue).
+        // Plain mode has no ACK stamps either: while bytes are in flight, re-read TCP_INFO
+        // now and then so that the info and the final flush stay current.
+        let poll = self.control.polls_for_acks() && self.chunks.bytes_in_flight() > 0;
+        if self.shut || poll {
+            earliest(wake, Some(now + FIN_POLL))
+        } else {
+            wake
+        }
+    }
+
+    /// Lets the kernel spread each chunk's segments at a little above the controller's
+    /// pacing rate (DESIGN.md: SO_MAX_PACING_RATE paces without the fq qdisc), so that a
+    /// chunk of several segments does not leave as one burst. Updated when the rate moves
+    /// by more than an eighth, to keep system calls rare.
+    fn pace_kernel(&mut self, fd: RawFd) -> io::Result<()> {
+        let want = self.control.pacing_rate().map(|r| r.saturating_add(r / 4).max(1));
+        let stale = match (self.kernel_pacing, want) {
+            (None, None) => false,
+            (Some(have), Some(w)) => have.abs_diff(w) > have / 8,
+            _ => true,
+        };
+        if stale {
+            sys::set_max_pacing_rate(fd, want)?;
+            self.kernel_pacing = want;
+        }
+        Ok(())
+    }
+
+    fn publish(&self, st: &mut SharedState) {
+        let queued = st.queue.len() as u64;
+        let info = &mut st.info;
+        info.controller.clone_from(&self.spec);
+        self.control.publish(info);
+        info.bytes_in_flight = self.chunks.bytes_in_flight();
+        info.max_bytes_in_flight = self.counters.max_in_flight;
+        info.max_window_overshoot = self.counters.max_overshoot;
+        info.bytes_written = self.chunks.written();
+        info.bytes_acked = self.chunks.acked();
+        info.chunks_sent = self.counters.chunks_sent;
+        info.losses = self.counters.losses;
+        let feedback = self.transport.feedback_ref();
+        let stats = feedback.stats();
+        info.ack_stamps = stats.primary_acks;
+        info.info_acks = stats.fallback_acks;
+        info.ack_latency_total_us = stats.ack_latency_total_us;
+        info.ack_latency_max_us = stats.ack_latency_max_us;
+        if let Some(ti) = feedback.tcp_info() {
+            info.set_kernel(ti);
+        }
+        info.underlay_cwnd_segments = self.underlay.written_cwnd();
+        info.queued = queued;
+    }
+}

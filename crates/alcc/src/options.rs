@@ -1,0 +1,103 @@
+//! [`Options`]: how a flow is set up (its controller, the kernel congestion control under it,
+//! buffers, mode), and the checks a controller specification passes before a flow starts.
+
+use std::time::Duration;
+
+use alcc_cc::{registry, Config};
+
+use crate::error::{Error, Result};
+use crate::mode::Mode;
+
+/// How a flow is set up: its controller, the kernel congestion control under it, buffers.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Controller specification (`copa:delta=0.5`, `fixed:window=20`), or `none` for plain
+    /// kernel TCP through the same API (no gating, no timestamps, no socket options but the
+    /// underlay).
+    pub cc: String,
+    /// Kernel congestion control under the controller; always set explicitly.
+    pub underlay: String,
+    /// Bytes the application may queue before writes block.
+    pub queue_capacity: usize,
+    /// Largest chunk written into the kernel at once.
+    pub max_chunk: u64,
+    /// TCP_NOTSENT_LOWAT: how many not-yet-sent bytes the kernel may hold.
+    pub notsent_lowat: u32,
+    /// Receive buffer size to make room for ACK timestamps in the error queue.
+    pub errqueue_rcvbuf: u32,
+    /// Packet size the controller counts in ([`Config::mss`]), also when
+    /// [`AlccStream::set_cc`](crate::AlccStream::set_cc) replaces it, and the segment size
+    /// chunks are cut in until the kernel reports its own.
+    pub mss: u64,
+    /// TCP_USER_TIMEOUT: how long sent data may stay unacknowledged (or the peer's window
+    /// stay closed) before the kernel gives up and the flow fails with `TimedOut`. `None`
+    /// keeps the kernel's default (minutes of retries).
+    pub user_timeout: Option<Duration>,
+    /// How the flow learns what was delivered. In [`Mode::Framed`] and [`Mode::Udp`] both
+    /// ends run alcc: an [`AlccStream`](crate::AlccStream) sends and an
+    /// [`AlccReceiver`](crate::AlccReceiver) receives.
+    pub mode: Mode,
+}
+
+impl Default for Options {
+    /// `fixed` (unbounded), over `cubic`, 1 MiB queue, chunks of at most 256 KiB, 128 KiB
+    /// not-sent low-water mark.
+    fn default() -> Options {
+        Options {
+            cc: "fixed".into(),
+            underlay: "cubic".into(),
+            queue_capacity: 1 << 20,
+            max_chunk: 256 << 10,
+            notsent_lowat: 128 << 10,
+            errqueue_rcvbuf: 4 << 20,
+            mss: Config::default().mss,
+            user_timeout: None,
+            mode: Mode::Kernel,
+        }
+    }
+}
+
+impl Options {
+    /// Default options with controller `cc`.
+    pub fn with_cc(cc: &str) -> Options {
+        Options { cc: cc.into(), ..Options::default() }
+    }
+
+    /// Sets the mode.
+    pub fn mode(mut self, mode: Mode) -> Options {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets the kernel congestion control.
+    pub fn underlay(mut self, name: &str) -> Options {
+        self.underlay = name.into();
+        self
+    }
+
+    /// The controller configuration flows with these options get.
+    pub(crate) fn config(&self) -> Config {
+        Config { mss: self.mss.max(1), seed: 0 }
+    }
+}
+
+/// Whether `spec` means plain kernel TCP.
+pub(crate) fn is_none(spec: &str) -> bool {
+    spec.trim().eq_ignore_ascii_case("none")
+}
+
+/// Checks that `spec` names a controller kernel mode can run (or is `none`).
+pub fn check_spec(spec: &str) -> Result<()> {
+    check_spec_for(spec, Mode::Kernel)
+}
+
+/// Checks that `spec` names a controller `mode` can run (or is `none`).
+pub fn check_spec_for(spec: &str, mode: Mode) -> Result<()> {
+    if is_none(spec) {
+        return Ok(());
+    }
+    if mode == Mode::Kernel && registry::entry(spec)?.needs_receiver() {
+        return Err(Error::NeedsReceiver(spec.to_string()));
+    }
+    registry::build(spec, &Config::default()).map(drop).map_err(Error::from)
+}

@@ -1,0 +1,186 @@
+//! Transports: how a flow's chunks reach the network, one per [`Mode`](crate::Mode), chosen once when the
+//! flow starts. Each has its own write path and is paired with the [`feedback`](crate::feedback)
+//! source that tells the flow what its chunks became, so the sending side mirrors the
+//! feedback side:
+//!
+//! | transport | writes | feedback |
+//! | --- | --- | --- |
+//! | [`kernel`] | each chunk as one `sendmsg` record into the TCP socket (MSG_EOR) | [`KernelFeedback`](crate::feedback::kernel::KernelFeedback): ACK timestamps and TCP_INFO |
+//! | [`framed`] | each chunk as a data frame, after a `Hello` | [`FramedFeedback`](crate::feedback::framed::FramedFeedback): the peer's ACK and report frames |
+//! | [`udp`] | each chunk as one data datagram, after a `Hello` | [`UdpFeedback`](crate::feedback::udp::UdpFeedback): per-datagram ACKs, loss detection |
+//!
+//! It is also the one place that prepares a socket for a controller
+//! ([`Transport::prepare_for_controller`]), both when a flow starts under one and when
+//! `set_cc` gives a controller to a flow that started as `none`.
+
+pub(crate) mod framed;
+pub(crate) mod kernel;
+pub(crate) mod udp;
+
+use std::io;
+use std::os::fd::RawFd;
+
+use alcc_cc::{SenderHint, Time};
+
+use crate::feedback::FeedbackSource;
+use crate::options::Options;
+use crate::sent_chunks::SentChunks;
+use crate::sys;
+
+use self::framed::FramedTransport;
+use self::kernel::KernelTransport;
+use self::udp::UdpTransport;
+
+/// One chunk on its way out: its place in the flow and its bytes, as the send queue holds them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OutChunk<'a> {
+    /// The flow's sequence number of this chunk.
+    pub seq: u64,
+    /// When it leaves (engine clock).
+    pub now: Time,
+    /// What the controller puts in its header for the receiver-side model.
+    pub hint: SenderHint,
+    /// Its bytes: the concatenation of the two slices.
+    pub parts: [&'a [u8]; 2],
+    /// Whether it must be its own record for the kernel (MSG_EOR, one ACK timestamp each).
+    pub record: bool,
+}
+
+impl OutChunk<'_> {
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.parts[0].len() + self.parts[1].len()
+    }
+}
+
+/// A flow's transport.
+pub(crate) enum Transport {
+    /// Kernel mode: the application's bytes, nothing added.
+    Kernel(KernelTransport),
+    /// Framed mode: data frames on the TCP connection.
+    Framed(FramedTransport),
+    /// UDP mode: data datagrams.
+    Udp(UdpTransport),
+}
+
+impl Transport {
+    /// The transport of kernel mode.
+    pub fn kernel() -> Transport {
+        Transport::Kernel(KernelTransport::new())
+    }
+
+    /// The transport of framed mode, its `Hello` naming `spec`.
+    pub fn framed(spec: &str) -> io::Result<Transport> {
+        Ok(Transport::Framed(FramedTransport::new(spec)?))
+    }
+
+    /// The transport of UDP mode on a connected UDP socket, its `Hello` naming `spec`.
+    pub fn udp(spec: &str) -> io::Result<Transport> {
+        Ok(Transport::Udp(UdpTransport::new(spec)?))
+    }
+
+    /// Its feedback source.
+    pub fn feedback(&mut self) -> &mut dyn FeedbackSource {
+        match self {
+            Transport::Kernel(t) => &mut t.feedback,
+            Transport::Framed(t) => &mut t.feedback,
+            Transport::Udp(t) => &mut t.feedback,
+        }
+    }
+
+    /// Its feedback source, to read.
+    pub fn feedback_ref(&self) -> &dyn FeedbackSource {
+        match self {
+            Transport::Kernel(t) => &t.feedback,
+            Transport::Framed(t) => &t.feedback,
+            Transport::Udp(t) => &t.feedback,
+        }
+    }
+
+    /// Whether the driver must report the socket's readability (the peer's frames); kernel
+    /// mode's feedback comes from the error queue.
+    pub fn reads_socket(&self) -> bool {
+        !matches!(self, Transport::Kernel(_))
+    }
+
+    /// The most application bytes one chunk may carry on this transport, if it limits them.
+    pub fn payload_limit(&self) -> Option<u64> {
+        match self {
+            Transport::Kernel(_) => None,
+            Transport::Framed(_) => Some(u64::from(crate::wire::MAX_PAYLOAD)),
+            Transport::Udp(_) => Some(u64::from(crate::wire::udp::UDP_PAYLOAD)),
+        }
+    }
+
+    /// Writes what an earlier chunk left pending (a frame the socket took only part of, UDP
+    /// mode's `Hello`); `Ok(false)` if the socket is full.
+    pub fn flush(&mut self, fd: RawFd) -> io::Result<bool> {
+        match self {
+            Transport::Kernel(_) => Ok(true),
+            Transport::Framed(t) => t.flush(fd),
+            Transport::Udp(t) => t.flush(fd),
+        }
+    }
+
+    /// Whether nothing is pending (see [`flush`](Self::flush)).
+    pub fn is_flushed(&self) -> bool {
+        match self {
+            Transport::Kernel(_) | Transport::Udp(_) => true,
+            Transport::Framed(t) => t.is_flushed(),
+        }
+    }
+
+    /// Sends `chunk`; returns how many of its bytes were taken, `None` if the socket is full.
+    pub fn send(&mut self, fd: RawFd, chunk: OutChunk<'_>) -> io::Result<Option<usize>> {
+        match self {
+            Transport::Kernel(t) => t.send(fd, chunk),
+            Transport::Framed(t) => t.send(chunk),
+            Transport::Udp(t) => t.send(fd, chunk),
+        }
+    }
+
+    /// Ends the flow's sending once everything was written: FIN for TCP; for UDP, once
+    /// nothing is in flight, the `Close` datagrams. Returns whether it is done.
+    pub fn finish(&mut self, fd: RawFd, chunks: &SentChunks) -> io::Result<bool> {
+        match self {
+            Transport::Kernel(_) | Transport::Framed(_) => sys::shutdown_write(fd).map(|()| true),
+            Transport::Udp(t) => t.finish(fd, chunks),
+        }
+    }
+
+    /// The flow failed: a framed peer that broke the protocol (or failed) is cut off at once.
+    pub fn on_failure(&self, fd: RawFd) {
+        if let Transport::Framed(_) = self {
+            let _ = sys::shutdown_both(fd);
+        }
+    }
+
+    /// Prepares the socket for a controller: chunks leave at once (TCP_NODELAY), the kernel
+    /// holds few unsent bytes (TCP_NOTSENT_LOWAT) and, in kernel mode, every chunk's SCHED
+    /// and ACK timestamps are requested and fit in the error queue. Bytes written before
+    /// (a flow that ran as `none`) are skipped by the timestamp ids (the sent chunks' id base).
+    pub fn prepare_for_controller(
+        &mut self,
+        fd: RawFd,
+        options: &Options,
+        chunks: &mut SentChunks,
+    ) -> io::Result<()> {
+        let tcp_options = || -> io::Result<()> {
+            sys::set_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)?;
+            let lowat = libc::c_int::try_from(options.notsent_lowat).unwrap_or(libc::c_int::MAX);
+            sys::set_int(fd, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, lowat)
+        };
+        match self {
+            Transport::Kernel(_) => {
+                tcp_options()?;
+                let rcvbuf = libc::c_int::try_from(options.errqueue_rcvbuf).unwrap_or(libc::c_int::MAX);
+                sys::grow_rcvbuf(fd, rcvbuf)?;
+                sys::enable_ack_timestamps(fd)?;
+                chunks.set_id_base(chunks.written());
+                Ok(())
+            }
+            Transport::Framed(_) => tcp_options(),
+            Transport::Udp(_) => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! UDP mode's write path: the `Hello` naming the controller (three times: nothing is
+//! retransmitted), then one data datagram per chunk of at most
+//! [`UDP_PAYLOAD`](crate::wire::udp::UDP_PAYLOAD) bytes, and at the end, once nothing is in
+//! flight, the `Close` datagrams with the count of bytes sent. [`UdpFeedback`] reads the
+//! receiver's per-datagram ACKs.
+
+use std::io;
+use std::os::fd::RawFd;
+
+use crate::feedback::udp::UdpFeedback;
+use crate::sent_chunks::SentChunks;
+use crate::sys;
+use crate::transport::OutChunk;
+use crate::wire::frame::encode_data_header;
+use crate::wire::{DataHeader, Frame};
+
+/// How many times the datagrams that carry no data (`Hello`, `Close`) are sent.
+const REPEATS: usize = 3;
+
+/// UDP mode: one data datagram per chunk on a connected UDP socket.
+#[derive(Debug)]
+pub(crate) struct UdpTransport {
+    /// The encoded `Hello`, until it is sent.
+    hello: Option<Vec<u8>>,
+    /// The datagram being built.
+    datagram: Vec<u8>,
+    /// The receiver's ACKs and reports.
+    pub feedback: UdpFeedback,
+}
+
+fn encoding_error(e: crate::wire::WireError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, e)
+}
+
+impl UdpTransport {
+    /// A transport whose `Hello` announces `spec`.
+    pub fn new(spec: &str) -> io::Result<UdpTransport> {
+        let mut hello = Vec::new();
+        Frame::Hello { spec: spec.trim().to_string() }.encode(&mut hello).map_err(encoding_error)?;
+        Ok(UdpTransport { hello: Some(hello), datagram: Vec::new(), feedback: UdpFeedback::new() })
+    }
+
+    /// Sends the `Hello` if it was not sent yet (a datagram the socket refuses is lost, as
+    /// the network might lose it).
+    pub fn flush(&mut self, fd: RawFd) -> io::Result<bool> {
+        if let Some(hello) = self.hello.take() {
+            for _ in 0..REPEATS {
+                let _ = sys::send_parts(fd, &[&hello], false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Sends `chunk` as one data datagram; `None` if the socket buffer is full.
+    pub fn send(&mut self, fd: RawFd, chunk: OutChunk<'_>) -> io::Result<Option<usize>> {
+        let len = chunk.len();
+        let header = DataHeader {
+            seq: chunk.seq,
+            send_time: chunk.now,
+            time_to_next: chunk.hint.time_to_next,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+        };
+        self.datagram.clear();
+        encode_data_header(&header, &mut self.datagram).map_err(encoding_error)?;
+        self.datagram.extend_from_slice(chunk.parts[0]);
+        self.datagram.extend_from_slice(chunk.parts[1]);
+        loop {
+            match sys::send_parts(fd, &[&self.datagram], false) {
+                Ok(_) => return Ok(Some(len)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Once every datagram was acknowledged or declared lost, tells the receiver how many
+    /// bytes were sent; returns whether it did.
+    pub fn finish(&mut self, fd: RawFd, chunks: &SentChunks) -> io::Result<bool> {
+        if chunks.bytes_in_flight() > 0 {
+            return Ok(false);
+        }
+        let mut close = Vec::new();
+        Frame::Close { sent: chunks.written() }.encode(&mut close).map_err(encoding_error)?;
+        for _ in 0..REPEATS {
+            let _ = sys::send_parts(fd, &[&close], false);
+        }
+        Ok(true)
+    }
+}
