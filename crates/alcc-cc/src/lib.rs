@@ -17,6 +17,7 @@
 //! detection: the simulator and UDP mode), [`windowed::WindowedFilter`] (exact sliding
 //! minimum and maximum) and [`recovery::Recovery`] (one congestion event per round trip).
 #![warn(missing_docs)]
+#![deny(unsafe_code)]
 
 pub mod controller;
 pub mod copa;

@@ -1,4 +1,5 @@
 //! The `alcc` command.
+#![deny(unsafe_code)]
 
 mod analyze;
 mod experiment;
@@ -9,6 +10,7 @@ mod rusage;
 mod serve;
 mod serve_plain;
 mod sim_cmd;
+#[allow(unsafe_code)] // the crate's one module of system calls; every block has a SAFETY line
 mod sys;
 mod telemetry;
 mod trace_cmd;

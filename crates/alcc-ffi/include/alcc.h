@@ -22,7 +22,8 @@
  * controller) and the accepting side cannot alcc_recv; a peer that breaks the wire format
  * fails that connection with -1/EIO.
  *
- * Kept in sync by hand with crates/alcc-ffi/src/lib.rs.
+ * struct alcc_info is checked field by field against the Rust definition by a test
+ * (crates/alcc-ffi/src/layout_tests.rs compiles tests/c/layout.c against this header).
  */
 #ifndef ALCC_H
 #define ALCC_H

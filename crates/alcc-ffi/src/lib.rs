@@ -7,8 +7,13 @@
 //! functions and every pointer they touch live in [`sys`]; this module keeps the table of
 //! connections by descriptor and does the work in safe Rust. No panic crosses the boundary.
 #![warn(missing_docs)]
+#![deny(unsafe_code)]
 
+#[allow(unsafe_code)] // the exported C functions and every raw pointer; each block has a SAFETY line
 pub mod sys;
+
+#[cfg(test)]
+mod layout_tests;
 
 use std::collections::HashMap;
 use std::io;

@@ -1,4 +1,6 @@
-//! Builds libalcc and the C test program with the system C compiler, and runs it.
+//! Builds libalcc and the C test program with the system C compiler, and runs it. (That the
+//! C compiler and Rust lay out `struct alcc_info` alike is a unit test of the crate,
+//! `layout_tests`.)
 
 use std::path::PathBuf;
 use std::process::Command;

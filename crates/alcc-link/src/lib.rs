@@ -14,6 +14,7 @@
 //! See the crate's README for the model, the deliberate differences from Mahimahi, and what
 //! is not supported.
 #![warn(missing_docs)]
+#![deny(unsafe_code)]
 
 pub mod delay;
 pub mod error;
@@ -25,6 +26,7 @@ pub mod probe;
 pub mod queue;
 pub mod relay;
 pub mod schedule;
+#[allow(unsafe_code)] // the crate's one module of system calls; every block has a SAFETY line
 mod sys;
 pub mod testbed;
 pub mod tun;

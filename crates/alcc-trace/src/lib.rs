@@ -40,6 +40,7 @@
 //! assert_eq!(summary.delay_p50_ms, Some(11.0)); // 1 ms in the ms-resolution log + 10 ms
 //! ```
 #![warn(missing_docs)]
+#![deny(unsafe_code)]
 
 pub mod log;
 pub mod metrics;

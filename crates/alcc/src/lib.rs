@@ -47,6 +47,7 @@
 //! Linux only. Not supported yet: a readiness notification for non-blocking writers (they
 //! retry on `WouldBlock`).
 #![warn(missing_docs)]
+#![deny(unsafe_code)]
 
 mod driver;
 pub mod error;
@@ -59,6 +60,7 @@ pub mod options;
 pub mod receiver;
 pub mod sent_chunks;
 pub mod stream;
+#[allow(unsafe_code)] // the crate's one module of system calls; every block has a SAFETY line
 pub mod sys;
 mod transport;
 pub mod underlay;
