@@ -60,19 +60,25 @@ fn cellular_trace_beats_cubic_fourfold_on_delay() {
     }
 }
 
-/// The finding behind `clock=half_rtt` (see `sprout::sender`): counting a forecast's ticks from
-/// its arrival, as the reference does, starves the sender on a slow LTE trace.
+/// The two forecast clocks on the Verizon LTE downlink at 20 ms one-way (60 s): the reference's
+/// (`sprout`, counting a forecast's ticks from its arrival) keeps the link busy, and our variant
+/// `clock=half_rtt` (counting from its estimated creation) trades delay for throughput.
+/// Measured: 82 % of the capacity at p95 100 ms against 89 % at 119 ms. (Before the sender looked
+/// ahead as the reference does, over the 5 ticks after the current one, the arrival clock starved
+/// here: 26 % of the capacity.)
 #[test]
-fn verizon_lte_forecast_clock_matters() {
+fn verizon_lte_forecast_clocks() {
     let Some(s) = common::shared_trace_link("mahimahi/Verizon-LTE-short.down") else { return };
-    let corrected = common::run(&s, "sprout");
-    let reference = common::run(&s, "sprout:clock=arrival");
+    let reference = common::run(&s, "sprout");
+    let half_rtt = common::run(&s, "sprout:clock=half_rtt");
     let filler = common::run(&s, BUFFER_FILLER);
-    // Measured: 87 % against 26 % of the capacity, p95 113 ms against 95 ms.
-    assert!(corrected.utilization > 0.8, "{corrected:?}");
-    assert!(reference.utilization < 0.5, "{reference:?}");
-    assert!(common::p95(&corrected) < common::PROPAGATION_MS + 150.0, "{corrected:?}");
-    beats(&corrected, &filler, BUFFER_FILLER);
+    assert!(reference.utilization > 0.75, "{reference:?}");
+    assert!(half_rtt.utilization > reference.utilization, "{half_rtt:?} vs {reference:?}");
+    assert!(common::p95(&half_rtt) > common::p95(&reference), "{half_rtt:?} vs {reference:?}");
+    for sum in [&reference, &half_rtt] {
+        assert!(common::p95(sum) < common::PROPAGATION_MS + 150.0, "{sum:?}");
+        beats(sum, &filler, BUFFER_FILLER);
+    }
 }
 
 /// The recorded LTE downlinks of the shared traces (skipped without `ALCC_TRACE_DIR`).

@@ -24,8 +24,9 @@
 //! made; the main ones: one packet size ([`Config::mss`](crate::Config::mss)) is used for every
 //! byte/packet conversion (the reference mixes 1400- and 1440-byte units), and the sender's
 //! queue estimate subtracts the forecast's delivery for each elapsed tick once (the reference
-//! subtracts a cumulative count per tick). And by default the sender counts a forecast's
-//! elapsed ticks from its estimated creation rather than its arrival ([`ForecastClock`]).
+//! subtracts a cumulative count per tick). The sender looks ahead and counts a forecast's ticks
+//! from its arrival as the reference does; counting them from its estimated creation is our
+//! variant `sprout:clock=half_rtt` ([`ForecastClock`]).
 
 pub mod ack_inference;
 pub mod ack_sender;

@@ -21,27 +21,28 @@ pub struct SproutParams {
 /// Where the sender starts counting the ticks elapsed since a forecast.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ForecastClock {
-    /// At the forecast's arrival, as the reference implementation does. The tick the forecast
-    /// spent travelling back is then not credited as delivered, so the queue estimate is one
-    /// feedback delay too high.
+    /// At the forecast's arrival, as the reference implementation does (the default: `sprout`
+    /// is the authors' Sprout). The tick the forecast spent travelling back is then not
+    /// credited as delivered, so the queue estimate is one feedback delay too high.
     Arrival,
     /// At the forecast's estimated creation: its arrival minus half the minimum RTT the sender
     /// has measured (the feedback path's delay on a symmetric path). The reference marks this
-    /// correction as an open question in a comment; see [`super::sender`] for why we make it.
+    /// correction as an open question in a comment; our variant, `sprout:clock=half_rtt`; see
+    /// [`super::sender`] for what it changes.
     HalfRtt,
 }
 
 impl Default for SproutParams {
     fn default() -> SproutParams {
-        SproutParams { target_ticks: 5, quantile: 0.05, forecast_clock: ForecastClock::HalfRtt }
+        SproutParams { target_ticks: 5, quantile: 0.05, forecast_clock: ForecastClock::Arrival }
     }
 }
 
 impl SproutParams {
     /// Reads `target=MS` (default 100, a multiple of the 20 ms tick from 20 to 140, so that
     /// the target ahead of the first tick lies within the 8-tick forecast) and
-    /// `confidence=PERCENTILE` (default 5, from 0.1 to 50) and `clock=half_rtt|arrival`
-    /// (default `half_rtt`, see [`ForecastClock`]).
+    /// `confidence=PERCENTILE` (default 5, from 0.1 to 50) and `clock=arrival|half_rtt`
+    /// (default `arrival`, the reference's; see [`ForecastClock`]).
     ///
     /// Both halves of a flow read both parameters, so one spec string configures both.
     pub fn from_params(params: &mut Params) -> Result<SproutParams, SpecError> {
@@ -57,9 +58,9 @@ impl SproutParams {
             });
         }
         let percentile = params.take_f64("confidence", 5.0, 0.1, 50.0)?;
-        let forecast_clock = match params.take_choice("clock", "half_rtt", &["half_rtt", "arrival"])? {
-            "arrival" => ForecastClock::Arrival,
-            _ => ForecastClock::HalfRtt,
+        let forecast_clock = match params.take_choice("clock", "arrival", &["arrival", "half_rtt"])? {
+            "half_rtt" => ForecastClock::HalfRtt,
+            _ => ForecastClock::Arrival,
         };
         Ok(SproutParams {
             target_ticks: (target_ms / tick_ms) as usize,
@@ -82,12 +83,13 @@ mod tests {
     fn parses_defaults_and_values() {
         let mut p = Params::parse("sprout").unwrap();
         assert_eq!(SproutParams::from_params(&mut p).unwrap(), SproutParams::default());
-        let mut p = Params::parse("sprout:target=60,confidence=25,clock=arrival").unwrap();
+        let mut p = Params::parse("sprout:target=60,confidence=25,clock=half_rtt").unwrap();
         let s = SproutParams::from_params(&mut p).unwrap();
         assert_eq!(s.target_ticks, 3);
         assert_eq!(s.target(), Duration::from_millis(60));
         assert!((s.quantile - 0.25).abs() < 1e-12);
-        assert_eq!(s.forecast_clock, ForecastClock::Arrival);
+        assert_eq!(s.forecast_clock, ForecastClock::HalfRtt);
+        assert_eq!(SproutParams::default().forecast_clock, ForecastClock::Arrival, "the reference's");
         p.finish().unwrap();
         for bad in [
             "sprout:target=50",
