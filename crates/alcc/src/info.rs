@@ -39,6 +39,9 @@ pub struct FlowInfo {
     pub losses: u64,
     /// ACK timestamps read from the error queue.
     pub ack_stamps: u64,
+    /// Chunks acknowledged by an ACK timestamp that matched them (framed and UDP mode: by an
+    /// ACK frame or datagram).
+    pub stamp_acks: u64,
     /// Chunks acknowledged through TCP_INFO because no ACK timestamp had come for them.
     pub info_acks: u64,
     /// Sum over ACK stamps of the time from the kernel stamping the ACK to the driver reading

@@ -26,6 +26,8 @@ pub struct FramedFeedback {
     decoder: Decoder,
     scratch: Vec<u8>,
     acks: u64,
+    /// Chunks the ACK frames settled.
+    settled: u64,
     reports: u64,
     peer_closed: bool,
 }
@@ -48,6 +50,7 @@ impl FramedFeedback {
             decoder: Decoder::new(Direction::ToSender),
             scratch: vec![0; READ_SIZE],
             acks: 0,
+            settled: 0,
             reports: 0,
             peer_closed: false,
         }
@@ -127,7 +130,9 @@ impl FeedbackSource for FramedFeedback {
                 match frame {
                     Frame::Ack(a) => {
                         self.acks += 1;
+                        let before = out.len();
                         Self::settle(chunks, at, &a, out)?;
+                        self.settled += (out.len() - before) as u64;
                     }
                     Frame::Report(f) => {
                         self.reports += 1;
@@ -156,7 +161,7 @@ impl FeedbackSource for FramedFeedback {
     }
 
     fn stats(&self) -> FeedbackStats {
-        FeedbackStats { primary_acks: self.acks, ..FeedbackStats::default() }
+        FeedbackStats { primary_acks: self.acks, primary_settled: self.settled, ..FeedbackStats::default() }
     }
 }
 

@@ -30,6 +30,9 @@ pub struct KernelFeedback {
     pub ack_stamps: u64,
     /// Chunks acknowledged through TCP_INFO because their stamp had not arrived.
     pub info_acks: u64,
+    /// Chunks acknowledged by an ACK timestamp (a stamp whose unwrapped id ended a chunk in
+    /// flight, or lay beyond it).
+    pub stamp_acks: u64,
     /// Sum of the ages of the ACK stamps when the driver read them, microseconds.
     pub ack_latency_total_us: u64,
     /// The oldest ACK stamp the driver read, microseconds.
@@ -46,6 +49,70 @@ impl KernelFeedback {
     /// The TCP_INFO read by the last [`collect`](FeedbackSource::collect).
     pub fn last_info(&self) -> &TcpInfo {
         &self.last_info
+    }
+
+    /// Settles `chunks` for the error-queue stamps read at `now` (`realtime_ns`: the stamp
+    /// clock at that moment): a SCHED stamp notes when its chunk entered the scheduler, an
+    /// ACK stamp acknowledges everything through its chunk. The 32-bit ids are unwrapped by
+    /// [`SentChunks::unwrap_id`]. No system call: unit-tested on synthetic stamps.
+    pub fn take_stamps(
+        &mut self,
+        stamps: &[Stamp],
+        now: Time,
+        realtime_ns: u64,
+        chunks: &mut SentChunks,
+        out: &mut Vec<Feedback>,
+    ) {
+        for s in stamps {
+            let end = chunks.unwrap_id(s.id);
+            match s.kind {
+                StampKind::Sched => chunks.note_sched(end, s.ns),
+                StampKind::Snd => {}
+                StampKind::Ack => {
+                    self.ack_stamps += 1;
+                    let ns = s.ns;
+                    // How long the stamp waited for the driver: the user-space part of the
+                    // feedback loop, which a controller's RTT samples do not include.
+                    let age_us = realtime_ns.saturating_sub(ns) / 1_000;
+                    self.ack_latency_total_us = self.ack_latency_total_us.saturating_add(age_us);
+                    self.ack_latency_max_us = self.ack_latency_max_us.max(age_us);
+                    let before = out.len();
+                    out.extend(Self::settle(chunks, end, |c| stamp_rtt(c, ns, now, realtime_ns)));
+                    self.stamp_acks += (out.len() - before) as u64;
+                }
+            }
+        }
+    }
+
+    /// Settles `chunks` for a TCP_INFO read at `now`: `tcpi_bytes_acked` acknowledges what
+    /// no stamp did, growth of `tcpi_total_retrans` marks the oldest chunks lost.
+    pub fn take_tcp_info(
+        &mut self,
+        info: TcpInfo,
+        now: Time,
+        chunks: &mut SentChunks,
+        out: &mut Vec<Feedback>,
+    ) {
+        let base = *self.acked_base.get_or_insert(info.bytes_acked);
+        let through = info.bytes_acked.saturating_sub(base);
+        let before = out.len();
+        out.extend(Self::settle(chunks, through, |c| now.saturating_since(c.sent_at)));
+        self.info_acks += (out.len() - before) as u64;
+
+        let retrans = info.total_retrans.wrapping_sub(self.retrans_seen);
+        self.retrans_seen = info.total_retrans;
+        if retrans > 0 && retrans < u32::MAX / 2 {
+            for c in chunks.mark_lost(u64::from(retrans)) {
+                out.push(Feedback::Loss(LossEvent {
+                    seq: c.seq,
+                    bytes: c.bytes(),
+                    sent_at: c.sent_at,
+                    bytes_in_flight: chunks.bytes_in_flight_not_lost(),
+                    memo: c.memo,
+                }));
+            }
+        }
+        self.last_info = info;
     }
 
     fn settle(chunks: &mut SentChunks, offset: u64, ack_rtt: impl Fn(&Chunk) -> Duration) -> Vec<Feedback> {
@@ -94,48 +161,10 @@ impl FeedbackSource for KernelFeedback {
     ) -> io::Result<()> {
         self.stamps.clear();
         sys::drain_error_queue(fd, &mut self.stamps)?;
-        let realtime = sys::realtime_ns();
         let stamps = std::mem::take(&mut self.stamps);
-        for s in &stamps {
-            let end = chunks.unwrap_id(s.id);
-            match s.kind {
-                StampKind::Sched => chunks.note_sched(end, s.ns),
-                StampKind::Snd => {}
-                StampKind::Ack => {
-                    self.ack_stamps += 1;
-                    let ns = s.ns;
-                    // How long the stamp waited for the driver: the user-space part of the
-                    // feedback loop, which a controller's RTT samples do not include.
-                    let age_us = realtime.saturating_sub(ns) / 1_000;
-                    self.ack_latency_total_us = self.ack_latency_total_us.saturating_add(age_us);
-                    self.ack_latency_max_us = self.ack_latency_max_us.max(age_us);
-                    out.extend(Self::settle(chunks, end, |c| stamp_rtt(c, ns, now, realtime)));
-                }
-            }
-        }
+        self.take_stamps(&stamps, now, sys::realtime_ns(), chunks, out);
         self.stamps = stamps;
-
-        let info = sys::tcp_info(fd)?;
-        let base = *self.acked_base.get_or_insert(info.bytes_acked);
-        let through = info.bytes_acked.saturating_sub(base);
-        let before = out.len();
-        out.extend(Self::settle(chunks, through, |c| now.saturating_since(c.sent_at)));
-        self.info_acks += (out.len() - before) as u64;
-
-        let retrans = info.total_retrans.wrapping_sub(self.retrans_seen);
-        self.retrans_seen = info.total_retrans;
-        if retrans > 0 && retrans < u32::MAX / 2 {
-            for c in chunks.mark_lost(u64::from(retrans)) {
-                out.push(Feedback::Loss(LossEvent {
-                    seq: c.seq,
-                    bytes: c.bytes(),
-                    sent_at: c.sent_at,
-                    bytes_in_flight: chunks.bytes_in_flight_not_lost(),
-                    memo: c.memo,
-                }));
-            }
-        }
-        self.last_info = info;
+        self.take_tcp_info(sys::tcp_info(fd)?, now, chunks, out);
         Ok(())
     }
 
@@ -146,6 +175,7 @@ impl FeedbackSource for KernelFeedback {
     fn stats(&self) -> FeedbackStats {
         FeedbackStats {
             primary_acks: self.ack_stamps,
+            primary_settled: self.stamp_acks,
             fallback_acks: self.info_acks,
             ack_latency_total_us: self.ack_latency_total_us,
             ack_latency_max_us: self.ack_latency_max_us,
@@ -156,6 +186,63 @@ impl FeedbackSource for KernelFeedback {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The stamp id the kernel reports for a write ending at offset `end`: the offset of its
+    /// last byte modulo 2^32 (SOF_TIMESTAMPING_OPT_ID with OPT_ID_TCP).
+    fn id_of(end: u64) -> u32 {
+        ((end - 1) & 0xffff_ffff) as u32
+    }
+
+    #[test]
+    fn stamps_keep_matching_chunks_across_the_32_bit_wrap() {
+        let mut f = KernelFeedback::new();
+        let mut chunks = SentChunks::new();
+        let mut out = Vec::new();
+        let now = Time::from_millis(10_000);
+        let realtime = 5_000_000_000_000u64;
+        // Everything up to 17 bytes and five segments short of 2^32 went and was acknowledged.
+        let start = (1u64 << 32) - 5 * 1448 - 17;
+        chunks.push(start, Time::ZERO, 0);
+        let ack = |end, ns| Stamp { kind: StampKind::Ack, id: id_of(end), ns };
+        f.take_stamps(&[ack(start, realtime)], now, realtime, &mut chunks, &mut out);
+        assert_eq!((chunks.acked(), out.len()), (start, 1));
+        // Twenty chunks straddle 2^32; each is scheduled 1 ms after the previous and
+        // acknowledged 20 ms after it was scheduled, stamps arriving in one batch.
+        out.clear();
+        let mut stamps = Vec::new();
+        let mut acks = Vec::new();
+        for i in 0..20u64 {
+            let c = chunks.push(1448, Time::from_millis(9_000 + i), 100 + i);
+            let sched = realtime - 50_000_000 + i * 1_000_000;
+            stamps.push(Stamp { kind: StampKind::Sched, id: id_of(c.end), ns: sched });
+            acks.push(ack(c.end, sched + 20_000_000));
+        }
+        assert!(chunks.written() > 1 << 32 && start < 1 << 32, "the ids wrap inside the batch");
+        stamps.extend(acks);
+        f.take_stamps(&stamps, now, realtime, &mut chunks, &mut out);
+        let samples: Vec<&AckSample> = out
+            .iter()
+            .map(|e| match e {
+                Feedback::Ack(a) => a,
+                other => panic!("not an ACK: {other:?}"),
+            })
+            .collect();
+        assert_eq!(samples.len(), 20, "every chunk acknowledged by its own stamp");
+        for (i, a) in samples.iter().enumerate() {
+            assert_eq!((a.seq, a.memo, a.bytes), (1 + i as u64, 100 + i as u64, 1448));
+            assert_eq!(a.rtt, Duration::from_millis(20), "RTT from its SCHED stamp");
+        }
+        assert_eq!(chunks.bytes_in_flight(), 0);
+        assert_eq!(f.stamp_acks, 21);
+        // TCP_INFO finds nothing left to acknowledge.
+        let info = TcpInfo { bytes_acked: chunks.written(), ..TcpInfo::default() };
+        f.take_tcp_info(info, now, &mut chunks, &mut out);
+        assert_eq!(f.info_acks, 0);
+        // A stale stamp from before the wrap (a duplicate) acknowledges nothing more.
+        out.clear();
+        f.take_stamps(&[ack(start - 1448, realtime)], now, realtime, &mut chunks, &mut out);
+        assert!(out.is_empty());
+    }
 
     #[test]
     fn rtt_prefers_sched_stamp() {

@@ -24,6 +24,8 @@ use crate::sys::TcpInfo;
 pub struct FeedbackStats {
     /// Acknowledgements received from the primary signal (ACK timestamps, ACK frames, echoes).
     pub primary_acks: u64,
+    /// Chunks the primary signal acknowledged (an ACK stamp that matched, an ACK frame).
+    pub primary_settled: u64,
     /// Chunks acknowledged by a fallback (TCP_INFO) because the primary signal missed them.
     pub fallback_acks: u64,
     /// Sum over primary acknowledgements of the time from the kernel's stamp to the driver

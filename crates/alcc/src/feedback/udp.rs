@@ -29,6 +29,8 @@ pub struct UdpFeedback {
     pending: VecDeque<(u64, u64, bool)>,
     scratch: Vec<u8>,
     acks: u64,
+    /// Packets the ACKs settled (not duplicates, not already declared lost).
+    settled: u64,
     losses: u64,
 }
 
@@ -77,6 +79,7 @@ impl UdpFeedback {
                 // Duplicates and ACKs of packets already declared lost carry no sample.
                 if let Some(sample) = self.sent.on_ack(now, a.seq) {
                     self.mark(a.seq);
+                    self.settled += 1;
                     out.push(Feedback::Ack(sample));
                 }
             }
@@ -140,7 +143,7 @@ impl FeedbackSource for UdpFeedback {
     }
 
     fn stats(&self) -> FeedbackStats {
-        FeedbackStats { primary_acks: self.acks, ..FeedbackStats::default() }
+        FeedbackStats { primary_acks: self.acks, primary_settled: self.settled, ..FeedbackStats::default() }
     }
 }
 

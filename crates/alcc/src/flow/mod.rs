@@ -336,6 +336,7 @@ impl Flow {
         let feedback = self.transport.feedback_ref();
         let stats = feedback.stats();
         info.ack_stamps = stats.primary_acks;
+        info.stamp_acks = stats.primary_settled;
         info.info_acks = stats.fallback_acks;
         info.ack_latency_total_us = stats.ack_latency_total_us;
         info.ack_latency_max_us = stats.ack_latency_max_us;
