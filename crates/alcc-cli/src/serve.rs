@@ -30,8 +30,10 @@ pub struct ServeArgs {
     /// Controller per connection (`copa:delta=0.5`, `fixed:window=20`), or `none`.
     #[arg(long)]
     cc: String,
-    /// Kernel congestion control under it.
-    #[arg(long, default_value = "cubic")]
+    /// Kernel congestion control under it: `reno` (the default: every unprivileged process
+    /// may choose it), `cubic` (the paper's; root where net.ipv4.tcp_allowed_congestion_control
+    /// does not list it), `bbr`, or alcc's BPF underlay `alcc[:hold|:follow]` (root).
+    #[arg(long, default_value = "reno")]
     underlay: String,
     /// How the flow learns what was delivered: `kernel` (any client), `framed` or `udp` (an
     /// `alcc get --mode framed|udp` client).
@@ -114,6 +116,11 @@ fn serve(args: ServeArgs) -> Result<()> {
     // The BPF underlay is loaded once, before listening, and kept while the server runs:
     // without root, BTF or the program in this build, that is this command's error.
     let registration = alcc::underlay::preload(&args.underlay)?;
+    if registration.is_none() {
+        // A kernel congestion control this process may not choose is refused here, with the
+        // allowed list and the way out, rather than on each connection.
+        alcc::underlay::check(&args.underlay)?;
+    }
     if let Some(r) = &registration {
         println!(
             "alcc serve: underlay {} registered as kernel congestion control {}",

@@ -228,3 +228,78 @@ fn rusage_is_written_after_an_error() {
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&rusage).unwrap()).unwrap();
     assert!(r["cpu_s"].as_f64().is_some(), "{r}");
 }
+
+/// `alcc serve` under setpriv without CAP_NET_ADMIN (and without the capabilities root has
+/// for BPF), the way an unprivileged user runs it.
+fn unprivileged(args: &[&str]) -> Command {
+    let mut c = Command::new("setpriv");
+    c.args(["--bounding-set=-net_admin,-sys_admin,-bpf", "--inh-caps=-all", ALCC]).args(args);
+    c
+}
+
+/// Issue 11 item 6: unprivileged, `alcc serve` with the default underlay serves; with a
+/// congestion control the kernel does not allow it, it exits at once naming the allowed list
+/// and the way out, instead of failing every connection.
+#[test]
+fn unprivileged_serve_works_by_default_and_names_what_it_may_choose() {
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("NOT RUN: no setpriv (util-linux) to drop CAP_NET_ADMIN");
+        return;
+    }
+    let list = |what: &str| {
+        std::fs::read_to_string(format!("/proc/sys/net/ipv4/tcp_{what}_congestion_control"))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let (allowed, available) = (list("allowed"), list("available"));
+    // The default underlay: one client gets its bytes.
+    let mut child =
+        unprivileged(&["serve", "--cc", "copa", "--bytes", "100000", "--port", "0", "--count", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(addr.contains(':'), "unprivileged serve with the default underlay printed {line:?}");
+    let get = Command::new(ALCC).args(["get", &format!("127.0.0.1:{}", local_port(&addr))]).output().unwrap();
+    assert!(String::from_utf8_lossy(&get.stderr).contains("100000 bytes"), "{get:?}");
+    wait_ok(child);
+    // A name the kernel has but does not allow to everyone is refused before listening.
+    let Some(name) = available.split_whitespace().find(|n| !allowed.split_whitespace().any(|a| a == *n))
+    else {
+        eprintln!(
+            "NOT RUN (refusal): every available congestion control (`{available}`) is allowed to everyone"
+        );
+        return;
+    };
+    let mut child =
+        unprivileged(&["serve", "--cc", "copa", "--underlay", name, "--bytes", "1", "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("unprivileged serve --underlay {name} kept running (it listens instead of refusing)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("`{name}` refused: Operation not permitted")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("net.ipv4.tcp_allowed_congestion_control may be chosen, here `{allowed}`")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("run as root") && stderr.contains("sysctl -w"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("listening"), "it must not serve");
+}

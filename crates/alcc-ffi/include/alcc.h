@@ -11,7 +11,8 @@
  * socket (for the connections it accepts later), on an unconnected socket (before
  * alcc_connect) or on an alcc connection (from now on). Without it, the environment
  * variables ALCC_CC (default "fixed", an unbounded window) and ALCC_UNDERLAY (default
- * "cubic") decide.
+ * "reno", which every unprivileged process may choose; the paper's "cubic" needs root where
+ * net.ipv4.tcp_allowed_congestion_control does not list it) decide.
  *
  * Modes (alcc_set_mode, or ALCC_MODE): "kernel" (default) runs alcc at the sender only,
  * for any TCP client. "framed" runs alcc at both ends (docs/wire-format.md): the accepting
@@ -75,7 +76,9 @@ int alcc_close(int fd);
 /* Chooses the controller ("copa:delta=0.5", "fixed:window=20", "none") and, unless
  * underlay is NULL, the kernel congestion control ("cubic", "reno", "bbr", or alcc's BPF
  * underlay "alcc" = "alcc:hold", "alcc:follow"). -1/EINVAL for an unknown or malformed spec
- * or alcc policy, -1/ENOENT for an underlay the kernel refuses; for "alcc" -1/EPERM without
+ * or alcc policy; for a kernel name -1/EPERM when this unprivileged process may not choose
+ * it (not in net.ipv4.tcp_allowed_congestion_control), -1/ENOENT when the kernel does not
+ * have it; for "alcc" -1/EPERM without
  * root (CAP_BPF and CAP_NET_ADMIN), -1/EOPNOTSUPP without kernel BTF or in a build without
  * the BPF program, or the kernel's errno when it refuses the program. */
 int alcc_set_cc(int fd, const char *spec, const char *underlay);

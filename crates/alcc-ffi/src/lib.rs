@@ -165,7 +165,7 @@ fn table() -> MutexGuard<'static, Table> {
 
 fn env_options() -> Options {
     let cc = std::env::var("ALCC_CC").unwrap_or_else(|_| "fixed".into());
-    let underlay = std::env::var("ALCC_UNDERLAY").unwrap_or_else(|_| "cubic".into());
+    let underlay = std::env::var("ALCC_UNDERLAY").unwrap_or_else(|_| "reno".into());
     Options::with_cc(&cc).underlay(&underlay)
 }
 
@@ -267,9 +267,7 @@ pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno
                     drop(engine::underlay::loader::acquire().map_err(|e| e.errno())?)
                 }
                 engine::Underlay::Kernel(name) => {
-                    if !sys::underlay_allowed(&name) {
-                        return Err(libc::ENOENT);
-                    }
+                    engine::underlay::check(&name).map_err(|e| underlay_errno(&e))?;
                 }
             }
             t.pending.insert(fd, (spec.to_string(), underlay));
@@ -279,12 +277,13 @@ pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno
 }
 
 /// The errno of a refused underlay: the BPF underlay's own (EPERM without privilege,
-/// EOPNOTSUPP without BTF or without the program in this build), ENOENT for a kernel name
-/// the kernel refuses, EINVAL for an unknown `alcc:` policy.
+/// EOPNOTSUPP without BTF or without the program in this build); for a kernel name the
+/// kernel's own (EPERM: not in net.ipv4.tcp_allowed_congestion_control for this unprivileged
+/// process, ENOENT: not in this kernel); EINVAL for an unknown `alcc:` policy.
 fn underlay_errno(e: &engine::Error) -> Errno {
     match e {
         engine::Error::Bpf(b) => b.errno(),
-        engine::Error::Underlay { .. } => libc::ENOENT,
+        engine::Error::Underlay { source, .. } => source.raw_os_error().unwrap_or(libc::ENOENT),
         _ => libc::EINVAL,
     }
 }

@@ -40,27 +40,6 @@ fn tcp_from(fd: RawFd) -> TcpStream {
     unsafe { TcpStream::from_raw_fd(fd) }
 }
 
-/// Whether the kernel accepts `name` as a TCP congestion control here: tried on a fresh
-/// socket so that the caller's socket is not changed.
-pub fn underlay_allowed(name: &str) -> bool {
-    // SAFETY: plain syscalls on a socket we create and close here.
-    unsafe {
-        let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        if s < 0 {
-            return false;
-        }
-        let ok = libc::setsockopt(
-            s,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr().cast(),
-            name.len() as libc::socklen_t,
-        ) == 0;
-        libc::close(s);
-        ok
-    }
-}
-
 /// accept(2), then the connection runs under alcc.
 ///
 /// # Safety

@@ -15,7 +15,11 @@ pub struct Options {
     /// kernel TCP through the same API (no gating, no timestamps, no socket options but the
     /// underlay).
     pub cc: String,
-    /// Kernel congestion control under the controller; always set explicitly.
+    /// Kernel congestion control under the controller, always set explicitly on the socket
+    /// (`cubic`, `reno`, `bbr`, or alcc's BPF underlay `alcc`). The default, `reno`, is the
+    /// one every unprivileged process may choose (Linux allows reno and the system default to
+    /// everyone); the paper ran ALCC over `cubic`, which needs root where
+    /// net.ipv4.tcp_allowed_congestion_control does not list it.
     pub underlay: String,
     /// Bytes the application may queue before writes block.
     pub queue_capacity: usize,
@@ -40,12 +44,12 @@ pub struct Options {
 }
 
 impl Default for Options {
-    /// `fixed` (unbounded), over `cubic`, 1 MiB queue, chunks of at most 256 KiB, 128 KiB
+    /// `fixed` (unbounded), over `reno`, 1 MiB queue, chunks of at most 256 KiB, 128 KiB
     /// not-sent low-water mark.
     fn default() -> Options {
         Options {
             cc: "fixed".into(),
-            underlay: "cubic".into(),
+            underlay: "reno".into(),
             queue_capacity: 1 << 20,
             max_chunk: 256 << 10,
             notsent_lowat: 128 << 10,

@@ -68,6 +68,14 @@ pub fn set_congestion(fd: RawFd, name: &str) -> io::Result<()> {
     .map(drop)
 }
 
+/// A fresh, unconnected TCP socket (IPv4), for probing socket options.
+pub fn tcp_socket() -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall; the descriptor it returns is owned by nobody else.
+    let fd = cvt(unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: `fd` was just created and is valid.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 /// Reads the kernel congestion control of a TCP socket.
 pub fn get_congestion(fd: RawFd) -> io::Result<String> {
     let mut buf = [0u8; 32];

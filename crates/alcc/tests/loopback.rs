@@ -60,7 +60,7 @@ fn window_is_enforced_and_bytes_arrive_intact_v4() {
     assert_eq!(info.bytes_acked, total);
     assert!(info.ack_stamps > 0, "no ACK timestamps: {info:?}");
     assert!(info.chunks_sent >= total / window);
-    assert_eq!(info.underlay, "cubic");
+    assert_eq!(info.underlay, "reno", "the default underlay");
     assert_eq!(info.kernel_max_pacing_rate, u64::MAX, "unpaced controller, uncapped kernel");
 }
 

@@ -19,7 +19,7 @@ pub mod target;
 
 use std::fmt;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -61,8 +61,7 @@ impl Underlay {
     pub fn attach(&self, fd: RawFd, decision: Option<Decision>, mss: u64) -> Result<FlowUnderlay, Error> {
         match self {
             Underlay::Kernel(name) => {
-                sys::set_congestion(fd, name)
-                    .map_err(|source| Error::Underlay { name: name.clone(), source })?;
+                sys::set_congestion(fd, name).map_err(|source| Error::underlay(name, source))?;
                 Ok(FlowUnderlay::Kernel)
             }
             Underlay::Alcc(policy) => {
@@ -70,10 +69,23 @@ impl Underlay {
                 let mut socket = AlccSocket { policy: *policy, registration, written: None };
                 socket.sync(fd, decision, mss).map_err(UnderlayError::Socket)?;
                 let name = socket.registration.name().to_string();
-                sys::set_congestion(fd, &name).map_err(|source| Error::Underlay { name, source })?;
+                sys::set_congestion(fd, &name).map_err(|source| Error::underlay(&name, source))?;
                 Ok(FlowUnderlay::Alcc(socket))
             }
         }
+    }
+}
+
+/// Checks that the kernel accepts the underlay `name` for this process, on a socket of its
+/// own, so that a refusal (a missing privilege names the allowed list) is the caller's error
+/// at start-up rather than each connection's. For the BPF underlay: see [`preload`].
+pub fn check(name: &str) -> Result<(), Error> {
+    match name.parse::<Underlay>()? {
+        Underlay::Kernel(name) => {
+            let probe = sys::tcp_socket()?;
+            sys::set_congestion(probe.as_raw_fd(), &name).map_err(|source| Error::underlay(&name, source))
+        }
+        Underlay::Alcc(_) => preload(name).map(drop),
     }
 }
 
