@@ -57,7 +57,11 @@ def draw(files: RunFiles, palette: Palette) -> list[Figure]:
                 ax.grid(True, alpha=0.3)
                 ax.legend(fontsize="small", loc="upper right")
             axes[0][0].set_ylabel("window (kB)")
-            top = max(float(np.nanmax(tel[col])) for _, col, _, tel in loaded if tel[col].notna().any())
+            # In kB, as plotted: the highest of every drawn line.
+            tops = [
+                tel[c].max(skipna=True) / 1000.0 for _, col, _, tel in loaded for c in {col, "kernel_cwnd"}
+            ]
+            top = max((t for t in tops if np.isfinite(t)), default=float("nan"))
             axes[0][0].set_ylim(0, top * 1.15 if np.isfinite(top) and top > 0 else None)
             figures.append(
                 Figure(
