@@ -162,7 +162,7 @@ impl Flow {
         if let Some(u) = st.new_underlay.take() {
             self.underlay = u;
         }
-        self.underlay.sync(fd, self.control.decision(), self.mss())?;
+        self.underlay.sync(fd, self.control.decision(), self.mss(), now)?;
         self.pace_kernel(fd)?;
         let before = st.queue.len();
         let wake_at = self.write_queue(fd, now, &mut st)?;

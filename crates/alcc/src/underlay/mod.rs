@@ -23,10 +23,10 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use alcc_cc::Decision;
+use alcc_cc::{Decision, Time};
 
 pub use loader::{Registration, UnderlayError};
-pub use policy::Policy;
+pub use policy::{Peak, Policy};
 pub use target::Target;
 
 use crate::error::Error;
@@ -66,8 +66,9 @@ impl Underlay {
             }
             Underlay::Alcc(policy) => {
                 let registration = loader::acquire()?;
-                let mut socket = AlccSocket { policy: *policy, registration, written: None };
-                socket.sync(fd, decision, mss).map_err(UnderlayError::Socket)?;
+                let mut socket =
+                    AlccSocket { policy: *policy, registration, written: None, peak: Peak::default() };
+                socket.sync(fd, decision, mss, sys::now()).map_err(UnderlayError::Socket)?;
                 let name = socket.registration.name().to_string();
                 sys::set_congestion(fd, &name).map_err(|source| Error::underlay(&name, source))?;
                 Ok(FlowUnderlay::Alcc(socket))
@@ -145,12 +146,12 @@ pub enum FlowUnderlay {
 }
 
 impl FlowUnderlay {
-    /// Writes the target for the controller's current `decision` when it changed (once per
-    /// driver step; a map update is one system call, made only on a change).
-    pub fn sync(&mut self, fd: RawFd, decision: Option<Decision>, mss: u64) -> io::Result<()> {
+    /// Writes the target for the controller's current `decision` at `now` when it changed
+    /// (once per driver step; a map update is one system call, made only on a change).
+    pub fn sync(&mut self, fd: RawFd, decision: Option<Decision>, mss: u64, now: Time) -> io::Result<()> {
         match self {
             FlowUnderlay::Kernel => Ok(()),
-            FlowUnderlay::Alcc(s) => s.sync(fd, decision, mss),
+            FlowUnderlay::Alcc(s) => s.sync(fd, decision, mss, now),
         }
     }
 
@@ -179,12 +180,17 @@ pub struct AlccSocket {
     registration: Arc<Registration>,
     /// The target last written.
     written: Option<Target>,
+    /// `hold`: the highest window written over the last second.
+    peak: Peak,
 }
 
 impl AlccSocket {
-    fn sync(&mut self, fd: RawFd, decision: Option<Decision>, mss: u64) -> io::Result<()> {
+    fn sync(&mut self, fd: RawFd, decision: Option<Decision>, mss: u64, now: Time) -> io::Result<()> {
         let d = decision.unwrap_or(Decision { window: u64::MAX, pacing_rate: None });
-        let target = self.policy.target(d, mss);
+        let mut target = self.policy.target(d, mss);
+        if self.policy == Policy::Hold {
+            target.cwnd = self.peak.update(now, target.cwnd);
+        }
         if self.written.is_some_and(|w| !changed(w, target)) {
             return Ok(());
         }
