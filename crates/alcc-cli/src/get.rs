@@ -23,8 +23,9 @@ pub struct GetArgs {
     #[arg(long)]
     http: bool,
     /// `kernel`: a plain TCP client (the server runs alcc alone); `framed` or `udp`: the
-    /// receiving side of those modes, for `alcc serve --mode framed|udp` (udp: bytes of lost
-    /// datagrams are missing, nothing is retransmitted).
+    /// receiving side of those modes, for `alcc serve --mode framed|udp` (udp: nothing is
+    /// retransmitted; duplicates are dropped, and when bytes of lost datagrams are missing at
+    /// the sender's close, `alcc get` fails naming what was sent and what arrived).
     #[arg(long, default_value = "kernel")]
     mode: Mode,
 }
@@ -112,13 +113,16 @@ fn run_alcc(args: &GetArgs) -> Result<()> {
     let stats = stream.stats();
     stream.close(Some(std::time::Duration::from_secs(10)))?;
     let secs = start.elapsed().as_secs_f64();
+    let sent = stats.sender_sent.map_or(String::new(), |s| format!(", the sender sent {s} bytes"));
     eprintln!(
-        "alcc get: {body} bytes in {secs:.3} s ({:.2} Mbit/s), {}: sender `{}`, {} data frames, {} reports",
+        "alcc get: {body} bytes in {secs:.3} s ({:.2} Mbit/s), {}: sender `{}`, {} data frames, {} reports, \
+         {} duplicates dropped{sent}",
         body as f64 * 8.0 / secs / 1e6,
         args.mode,
         stats.sender_spec.as_deref().unwrap_or("?"),
         stats.frames,
-        stats.reports
+        stats.reports,
+        stats.duplicates
     );
     Ok(())
 }

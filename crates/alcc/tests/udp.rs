@@ -89,3 +89,71 @@ fn a_bad_datagram_fails_that_flow_only() {
     let ((got, _), _, _, _) = udp_transfer("fixed:window=20", 1 << 20);
     assert_eq!(got, 1 << 20);
 }
+
+/// A UDP-mode sender written by hand: answers the receiver's start request, then sends the
+/// data datagrams `seqs` (each `len` bytes of `seq as u8`) and a `Close` counting `sent`.
+fn fake_sender(seqs: Vec<u64>, len: usize, sent: u64) -> (std::net::SocketAddr, thread::JoinHandle<()>) {
+    use alcc::wire::{DataHeader, Frame};
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap();
+    let t = thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        let (_, peer) = socket.recv_from(&mut buf).unwrap();
+        socket.connect(peer).unwrap();
+        let send = |f: Frame| {
+            let mut d = Vec::new();
+            f.encode(&mut d).unwrap();
+            socket.send(&d).unwrap();
+        };
+        send(Frame::Hello { spec: "none".into() });
+        for seq in seqs {
+            let header =
+                DataHeader { seq, send_time: alcc_cc::Time::ZERO, time_to_next: None, len: len as u32 };
+            send(Frame::Data { header, payload: vec![seq as u8; len] });
+            thread::sleep(Duration::from_micros(200));
+        }
+        for _ in 0..3 {
+            send(Frame::Close { sent });
+        }
+    });
+    (addr, t)
+}
+
+/// Reads until the end; returns the bytes and how the end came.
+fn read_to_end(r: &mut AlccReceiver) -> (Vec<u8>, io::Result<()>) {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match io::Read::read(r, &mut buf) {
+            Ok(0) => return (got, Ok(())),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) => return (got, Err(e)),
+        }
+    }
+}
+
+#[test]
+fn duplicates_are_dropped_and_a_short_stream_does_not_end_cleanly() {
+    // Issue 11 item 5. Datagram 2 arrives three times, 4 once: all 5 delivered once each.
+    let (addr, t) = fake_sender(vec![0, 1, 2, 2, 3, 2, 4], 100, 500);
+    let mut r = AlccReceiver::connect(addr, &udp("none")).unwrap();
+    let (got, end) = read_to_end(&mut r);
+    t.join().unwrap();
+    let want: Vec<u8> = (0..5u8).flat_map(|s| [s; 100]).collect();
+    assert_eq!(got, want, "each datagram delivered once, in arrival order");
+    assert!(end.is_ok(), "{end:?}");
+    let stats = r.stats();
+    assert_eq!((stats.delivered, stats.frames, stats.duplicates, stats.sender_sent), (500, 5, 2, Some(500)));
+
+    // Datagram 3 never comes: the end is an error naming both counts, once.
+    let (addr, t) = fake_sender(vec![0, 1, 2, 4], 100, 500);
+    let mut r = AlccReceiver::connect(addr, &udp("none")).unwrap();
+    let (got, end) = read_to_end(&mut r);
+    t.join().unwrap();
+    assert_eq!(got.len(), 400);
+    let e = end.unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+    assert!(e.to_string().contains("the sender sent 500 bytes, 400 arrived (100 missing"), "{e}");
+    let mut buf = [0u8; 8];
+    assert_eq!(io::Read::read(&mut r, &mut buf).unwrap(), 0, "then the end");
+}

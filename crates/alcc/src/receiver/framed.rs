@@ -71,6 +71,7 @@ impl FramedReceiver {
             delivered: self.delivered,
             frames: self.frames,
             reports: self.reports,
+            ..ReceiverStats::default()
         }
     }
 

@@ -37,6 +37,12 @@ pub struct ReceiverStats {
     pub frames: u64,
     /// Reports of the receiver-side model sent back (Sprout's forecasts).
     pub reports: u64,
+    /// Data datagrams that arrived again and were dropped (UDP mode; framed mode's TCP
+    /// delivers each frame once).
+    pub duplicates: u64,
+    /// Application bytes the sender says it sent, from its `Close` (UDP mode): compare with
+    /// [`delivered`](Self::delivered) for what was lost.
+    pub sender_sent: Option<u64>,
 }
 
 /// The receiver-side model the sender's Hello asks for (shared by the framed and UDP

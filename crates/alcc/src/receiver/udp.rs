@@ -1,8 +1,11 @@
 //! The receiving side of UDP mode: asks the server to start (a `Hello` datagram, repeated
 //! until something arrives), acknowledges every data datagram at once, runs the sender's
 //! receiver-side model (Sprout's forecaster) and hands the payloads to the reader in arrival
-//! order. Nothing is retransmitted: bytes of lost datagrams are missing from what the reader
-//! gets (UDP mode measures the algorithms; it is not a reliable transport).
+//! order, each datagram once (a duplicate is acknowledged again but not delivered). Nothing
+//! is retransmitted: bytes of lost datagrams are missing from what the reader gets (UDP mode
+//! measures the algorithms; it is not a reliable transport), and the end of the stream says
+//! so: when the sender's `Close` counts more bytes than arrived, the read that reaches the
+//! end fails with `UnexpectedEof` naming both counts instead of returning a clean 0.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -34,9 +37,52 @@ pub(crate) struct UdpReceiver {
     next_request: Instant,
     last_heard: Instant,
     closed: bool,
+    /// The end was reported to the reader (an error when bytes were missing, then 0).
+    end_reported: bool,
     failed: Option<(io::ErrorKind, String)>,
-    /// Application bytes the sender says it sent (from its Close).
-    pub sent_by_peer: Option<u64>,
+    /// Which data datagrams arrived, to drop duplicates.
+    seen: SeenSeqs,
+}
+
+/// The sequence numbers of the data datagrams that arrived, to tell a duplicate: everything
+/// below `base` counts as seen (arrived, or given up when it fell more than [`SEEN_SPAN`]
+/// behind the newest), `window[i]` says whether `base + i` arrived.
+#[derive(Debug, Default)]
+struct SeenSeqs {
+    base: u64,
+    window: std::collections::VecDeque<bool>,
+}
+
+/// How far behind the newest datagram a missing one may still arrive and be delivered (and
+/// the most entries [`SeenSeqs`] keeps).
+const SEEN_SPAN: u64 = 1 << 16;
+
+impl SeenSeqs {
+    /// Records `seq`; whether it is new.
+    fn insert(&mut self, seq: u64) -> bool {
+        if seq < self.base {
+            return false;
+        }
+        if seq - self.base >= SEEN_SPAN {
+            // Far ahead: what lies more than SEEN_SPAN behind it is given up.
+            let new_base = seq + 1 - SEEN_SPAN;
+            let drop = usize::try_from(new_base - self.base).unwrap_or(usize::MAX).min(self.window.len());
+            self.window.drain(..drop);
+            self.base = new_base;
+        }
+        let i = (seq - self.base) as usize;
+        if self.window.len() <= i {
+            self.window.resize(i + 1, false);
+        }
+        if std::mem::replace(&mut self.window[i], true) {
+            return false;
+        }
+        while self.window.front() == Some(&true) {
+            self.window.pop_front();
+            self.base += 1;
+        }
+        true
+    }
 }
 
 impl UdpReceiver {
@@ -54,8 +100,9 @@ impl UdpReceiver {
             next_request: now,
             last_heard: now,
             closed: false,
+            end_reported: false,
             failed: None,
-            sent_by_peer: None,
+            seen: SeenSeqs::default(),
         }
     }
 
@@ -97,7 +144,7 @@ impl UdpReceiver {
                 return Ok(n);
             }
             if self.closed {
-                return Ok(0);
+                return self.end();
             }
             if !self.started && Instant::now() >= self.next_request {
                 self.send(&Frame::Hello { spec: "udp".into() })?;
@@ -138,6 +185,12 @@ impl UdpReceiver {
             }
             Frame::Data { header, payload } => {
                 self.started = true;
+                if !self.seen.insert(header.seq) {
+                    // Acknowledged again (the first ACK may be what was lost), delivered once.
+                    self.stats.duplicates += 1;
+                    let ack = Ack { seq: header.seq, receive_time: now, delivered: self.stats.delivered };
+                    return self.send(&Frame::Ack(ack));
+                }
                 let bytes = payload.len() as u64;
                 self.stats.delivered += bytes;
                 self.stats.frames += 1;
@@ -150,7 +203,7 @@ impl UdpReceiver {
                 self.send(&Frame::Ack(ack))?;
             }
             Frame::Close { sent } => {
-                self.sent_by_peer = Some(sent);
+                self.stats.sender_sent = Some(sent);
                 self.closed = true;
             }
             other => {
@@ -161,6 +214,26 @@ impl UdpReceiver {
             }
         }
         self.run_model(now)
+    }
+
+    /// The end of the stream: 0 when every byte the sender counted arrived; once, an
+    /// `UnexpectedEof` naming the counts when some did not.
+    fn end(&mut self) -> io::Result<usize> {
+        let sent = self.stats.sender_sent.unwrap_or(0);
+        let got = self.stats.delivered;
+        if got == sent || self.end_reported {
+            return Ok(0);
+        }
+        self.end_reported = true;
+        Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "alcc udp: incomplete stream: the sender sent {sent} bytes, {got} arrived ({} missing; \
+                 UDP mode retransmits nothing), {} duplicate datagrams dropped",
+                sent.saturating_sub(got),
+                self.stats.duplicates
+            ),
+        ))
     }
 
     fn run_model(&mut self, now: Time) -> io::Result<()> {
@@ -195,5 +268,24 @@ impl UdpReceiver {
             limit = limit.min(to_timer);
         }
         sys::poll_one(self.fd, libc::POLLIN, Some(limit)).map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seen_sequence_numbers_tell_duplicates_within_a_bounded_window() {
+        let mut s = SeenSeqs::default();
+        assert!(s.insert(0) && s.insert(2) && !s.insert(2) && !s.insert(0));
+        assert_eq!((s.base, s.window.len()), (1, 2), "1 is still awaited");
+        assert!(s.insert(1) && !s.insert(1));
+        assert_eq!((s.base, s.window.len()), (3, 0));
+        // A datagram far ahead gives up what lies SEEN_SPAN behind it; memory stays bounded.
+        assert!(s.insert(3 + 3 * SEEN_SPAN));
+        assert!(s.window.len() as u64 <= SEEN_SPAN);
+        assert!(!s.insert(10), "given up: counted as seen");
+        assert!(s.insert(3 + 3 * SEEN_SPAN - 1));
     }
 }
