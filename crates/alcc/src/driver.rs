@@ -5,12 +5,20 @@
 //! edge-triggered; one timerfd, armed for the earliest entry of a heap of per-flow deadlines
 //! (pacing, controller timers), covers time. With nothing to do the thread sleeps in
 //! `epoll_wait`: an idle flow costs no CPU.
+//!
+//! Containment: a panic inside one flow's step (a controller bug, an overflow in a debug
+//! build) fails that flow only, with an error naming the panic; the driver drops the flow and
+//! serves the others. Should the thread itself ever die, every flow it held or was handed
+//! fails, [`has_died`] turns true, every waiting call returns an error
+//! ([`Shared::wait_for`](crate::flow::shared::Shared::wait_for) checks it) and new flows are
+//! refused: nothing waits forever on a thread that is gone.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -74,6 +82,23 @@ pub(crate) struct Driver {
 
 static DRIVER: OnceLock<Result<Arc<Driver>, String>> = OnceLock::new();
 
+/// Set once the driver thread has died (see the module docs).
+static DIED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the process's driver thread has died; every flow then fails.
+pub(crate) fn has_died() -> bool {
+    DIED.load(Ordering::Acquire)
+}
+
+/// What a panic said, for the error of the flow (or driver) it ended.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+        (Some(s), _) => (*s).to_string(),
+        (_, Some(s)) => s.clone(),
+        _ => "a panic without a message".to_string(),
+    }
+}
+
 /// The process's driver, started on first use.
 pub(crate) fn get() -> io::Result<Arc<Driver>> {
     DRIVER.get_or_init(start).clone().map_err(io::Error::other)
@@ -114,10 +139,16 @@ impl Driver {
         Ok(FlowId(id))
     }
 
-    /// Hands a new flow to the driver.
-    pub fn register(&self, flow: Flow) {
-        self.inbox.lock().unwrap_or_else(|p| p.into_inner()).new.push(flow);
+    /// Hands a new flow to the driver; refused once the driver has died.
+    pub fn register(&self, flow: Flow) -> io::Result<()> {
+        let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
+        if has_died() {
+            return Err(died_error());
+        }
+        inbox.new.push(flow);
+        drop(inbox);
         self.eventfd.notify();
+        Ok(())
     }
 
     /// Asks the driver to step flow `id` soon.
@@ -150,8 +181,21 @@ struct Loop<'a> {
     due: Vec<FlowId>,
 }
 
+/// The error of every flow once the driver thread has died.
+pub(crate) fn died_error() -> io::Error {
+    io::Error::other("alcc: the driver thread died; this flow can make no progress")
+}
+
 fn run(driver: &Driver, epoll: &Epoll, timer: &TimerFd) {
     let mut l = Loop { driver, epoll, flows: HashMap::new(), deadlines: BinaryHeap::new(), due: Vec::new() };
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| serve(&mut l, timer))) {
+        l.die(&panic_message(payload.as_ref()));
+    }
+}
+
+/// The driver's loop; returns only by a panic (then [`Loop::die`]).
+fn serve(l: &mut Loop<'_>, timer: &TimerFd) {
+    let (driver, epoll) = (l.driver, l.epoll);
     let mut events = Vec::with_capacity(256);
     let mut armed: Option<Time> = None;
     loop {
@@ -231,9 +275,34 @@ impl Loop<'_> {
         self.due.push(id);
     }
 
+    /// The driver thread is going: every flow it holds or was handed fails with
+    /// [`died_error`], and no flow is accepted any more.
+    fn die(&mut self, why: &str) {
+        let inbox = {
+            let mut inbox = self.driver.inbox.lock().unwrap_or_else(|p| p.into_inner());
+            DIED.store(true, Ordering::Release);
+            std::mem::take(&mut *inbox)
+        };
+        let message = format!("{} (it panicked: {why})", died_error());
+        for flow in inbox.new.iter().chain(self.flows.values()) {
+            flow.shared.lock().fail(io::ErrorKind::Other, message.clone());
+            flow.shared.notify();
+        }
+        self.flows.clear();
+        self.driver.flows.store(0, Ordering::Relaxed);
+    }
+
     fn step(&mut self, id: FlowId, now: Time) {
         let Some(flow) = self.flows.get_mut(&id) else { return };
-        match flow.step(now) {
+        let next = catch_unwind(AssertUnwindSafe(|| flow.step(now))).unwrap_or_else(|payload| {
+            // The flow's state may be half-updated: it ends here, the others go on.
+            let message =
+                format!("alcc: this flow failed inside the driver: {}", panic_message(payload.as_ref()));
+            flow.shared.lock().fail(io::ErrorKind::Other, message);
+            flow.shared.notify();
+            Next::Release
+        });
+        match next {
             Next::Keep(wake) => {
                 // An earlier wake-up already scheduled serves as well (the step re-plans).
                 let earlier = matches!((flow.scheduled, wake), (Some(s), Some(w)) if s > now && s <= w);

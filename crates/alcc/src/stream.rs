@@ -67,6 +67,22 @@ impl AlccStream {
     /// yet, and sends on it under `options` in kernel or framed mode.
     pub fn from_tcp(tcp: TcpStream, options: &Options) -> Result<AlccStream> {
         let control = Control::build(&options.cc, options, options.mode)?;
+        AlccStream::from_tcp_under(tcp, options, control)
+    }
+
+    /// Like [`from_tcp`](Self::from_tcp), under a controller of the application's own
+    /// instead of one from the registry; `options.cc` only names it (in [`FlowInfo`] and, in
+    /// framed mode, in the `Hello` the receiver builds its model from).
+    pub fn from_tcp_with_controller(
+        tcp: TcpStream,
+        options: &Options,
+        controller: Box<dyn alcc_cc::Controller>,
+    ) -> Result<AlccStream> {
+        let control = Control::Controlled { controller, pacer: alcc_cc::pacer::Pacer::new() };
+        AlccStream::from_tcp_under(tcp, options, control)
+    }
+
+    fn from_tcp_under(tcp: TcpStream, options: &Options, control: Control) -> Result<AlccStream> {
         let transport = match options.mode {
             Mode::Kernel => Transport::kernel(),
             Mode::Framed => Transport::framed(&options.cc)?,
@@ -132,7 +148,7 @@ impl AlccStream {
         let fd = Arc::new(fd);
         let mut flow = Flow::new(id, fd.clone(), shared.clone(), control, transport, underlay, options);
         flow.prepare_socket()?;
-        driver.register(flow);
+        driver.register(flow)?;
         Ok(AlccStream {
             id,
             fd,

@@ -432,3 +432,69 @@ fn set_cc_from_none_prepares_the_socket_like_a_controlled_start() {
     );
     assert_eq!(info.max_window_overshoot, 0);
 }
+
+/// A controller that panics at its `at`-th acknowledgement (a controller bug).
+struct PanicsAt {
+    inner: Box<dyn alcc_cc::Controller>,
+    acks: u32,
+    at: u32,
+}
+
+impl alcc_cc::Controller for PanicsAt {
+    fn name(&self) -> &'static str {
+        "panics-at"
+    }
+    fn on_sent(&mut self, now: alcc_cc::Time, p: &alcc_cc::SentPacket) -> u64 {
+        self.inner.on_sent(now, p)
+    }
+    fn on_ack(&mut self, now: alcc_cc::Time, a: &alcc_cc::AckSample) {
+        self.acks += 1;
+        assert!(self.acks < self.at, "deliberate panic at ACK {}", self.acks);
+        self.inner.on_ack(now, a)
+    }
+    fn on_loss(&mut self, now: alcc_cc::Time, l: &alcc_cc::LossEvent) {
+        self.inner.on_loss(now, l)
+    }
+    fn decision(&self) -> alcc_cc::Decision {
+        self.inner.decision()
+    }
+    fn metrics(&self) -> alcc_cc::Metrics {
+        self.inner.metrics()
+    }
+}
+
+#[test]
+fn a_panicking_controller_fails_its_flow_only() {
+    // Issue 11 item 1: a panic in one flow's step must fail that flow, not the driver thread
+    // every flow of the process depends on.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let total = 8u64 << 20;
+    let options = Options::with_cc("fixed:window=20");
+    let serve = |stream: AlccStream| {
+        thread::spawn(move || {
+            let mut s = stream;
+            let r = write_pattern(&mut s, total).and_then(|_| s.close(Some(Duration::from_secs(20))));
+            r.map_err(|e| e.to_string())
+        })
+    };
+    let clients: Vec<_> =
+        (0..3).map(|_| thread::spawn(move || read_all(&mut TcpStream::connect(addr).unwrap()))).collect();
+    let accept = || listener.accept().unwrap().0;
+    let inner = alcc_cc::registry::build("fixed:window=20", &alcc_cc::Config::default()).unwrap();
+    let bad = AlccStream::from_tcp_with_controller(
+        accept(),
+        &options,
+        Box::new(PanicsAt { inner, acks: 0, at: 50 }),
+    );
+    let bad = serve(bad.unwrap());
+    let good = serve(AlccStream::from_tcp(accept(), &options).unwrap());
+    let bad = bad.join().unwrap().expect_err("the panicking flow fails");
+    assert!(bad.contains("failed inside the driver") && bad.contains("deliberate panic at ACK 50"), "{bad}");
+    assert_eq!(good.join().unwrap(), Ok(()), "the other flow completes");
+    // The driver still serves flows started after the panic.
+    let later = serve(AlccStream::from_tcp(accept(), &options).unwrap());
+    assert_eq!(later.join().unwrap(), Ok(()));
+    let got: Vec<_> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+    assert_eq!(got.iter().filter(|g| g.as_ref().is_ok_and(|g| g.0 == total)).count(), 2, "{got:?}");
+}

@@ -116,6 +116,9 @@ impl SharedState {
     }
 }
 
+/// How often a waiting call looks whether the driver thread is still alive.
+const LIVENESS_CHECK: Duration = Duration::from_secs(1);
+
 /// How long an application call may wait for the driver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Wait {
@@ -183,9 +186,14 @@ impl Shared {
             if let Some(result) = done(&mut st) {
                 return result;
             }
-            st = match wait {
+            if crate::driver::has_died() {
+                return Err(crate::driver::died_error());
+            }
+            // Even a wait without a deadline wakes now and then to see whether the driver is
+            // still there (it also notifies every flow when it goes).
+            let left = match wait {
                 Wait::Never => return Err(io::ErrorKind::WouldBlock.into()),
-                Wait::Forever => self.cond.wait(st).unwrap_or_else(|p| p.into_inner()),
+                Wait::Forever => LIVENESS_CHECK,
                 Wait::Until(deadline) => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
@@ -194,9 +202,10 @@ impl Shared {
                             format!("alcc {what} timed out"),
                         ));
                     }
-                    self.cond.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner()).0
+                    left.min(LIVENESS_CHECK)
                 }
             };
+            st = self.cond.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner()).0;
         }
     }
 }
