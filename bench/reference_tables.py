@@ -63,7 +63,9 @@ class Cell:
     def __init__(self, rows: list[dict]):
         self.runs = len(rows)
         self.tput = [r["throughput_mbps"] for r in rows]
-        self.p95 = [r["delay_p95_ms"] for r in rows if r.get("delay_p95_ms") is not None]
+        self.p95 = [
+            r["delay_p95_ms"] for r in rows if r.get("delay_p95_ms") is not None
+        ]
         self.cpu = [r["cpu_s"] for r in rows if r.get("cpu_s") is not None]
         self.load = [r["load_avg"] for r in rows if r.get("load_avg") is not None]
 
@@ -118,10 +120,21 @@ def flag(d_tput: float, d_p95: float, tput_bar: float, p95_bar: float) -> str:
     return " ".join(out)
 
 
-def faithfulness(cells: dict, before: dict | None, traces: list[str], algorithm: str) -> list[str]:
+def udp_schemes(cells: dict, algorithm: str) -> list[str]:
+    """`udp-X` and its named variants (`udp-sprout:clock=half_rtt`) present in the sweep."""
+    names = {
+        s
+        for (_, s) in cells
+        if s == f"udp-{algorithm}" or s.startswith(f"udp-{algorithm}:")
+    }
+    return sorted(names, key=lambda s: (s != f"udp-{algorithm}", s))
+
+
+def faithfulness(
+    cells: dict, before: dict | None, traces: list[str], algorithm: str, udp_name: str
+) -> list[str]:
     """Our UDP X (and, with --before, its earlier version) against ref-X, one trace per line."""
     ref_name = f"ref-{algorithm}"
-    udp_name = f"udp-{algorithm}"
     head = "| trace | runs | ref Mbit/s | ref p95 ms |"
     rule = "| --- | --- | ---: | ---: |"
     if before is not None:
@@ -149,7 +162,7 @@ def faithfulness(cells: dict, before: dict | None, traces: list[str], algorithm:
     return lines
 
 
-def ranges(cells: dict, traces: list[str], algorithm: str) -> list[str]:
+def ranges(cells: dict, traces: list[str], algorithm: str, udp_name: str) -> list[str]:
     """Per-run ranges (min-max over the runs) of both sides, to judge the medians' noise, and the
     median 1-minute load average at the end of the runs (`-` for results without it)."""
     lines = [
@@ -158,7 +171,7 @@ def ranges(cells: dict, traces: list[str], algorithm: str) -> list[str]:
     ]
     for trace in traces:
         ref = cell(cells, trace, f"ref-{algorithm}")
-        udp = cell(cells, trace, f"udp-{algorithm}")
+        udp = cell(cells, trace, udp_name)
         if ref is None and udp is None:
             continue
         lines.append(
@@ -193,12 +206,21 @@ def paper_claim(cells: dict, alcc: dict, traces: list[str]) -> list[str]:
 
 def cpu(cells: dict, traces: list[str]) -> list[str]:
     """Median sender CPU seconds per run, per scheme, over every trace."""
-    lines = ["| scheme | runs | median sender CPU s per run | range |", "| --- | ---: | ---: | --- |"]
+    lines = [
+        "| scheme | runs | median sender CPU s per run | range |",
+        "| --- | ---: | ---: | --- |",
+    ]
     schemes = sorted({s for (_, s) in cells})
     for scheme in schemes:
-        values = [c for t in traces for c in (cell(cells, t, scheme).cpu if cell(cells, t, scheme) else [])]
+        values = [
+            c
+            for t in traces
+            for c in (cell(cells, t, scheme).cpu if cell(cells, t, scheme) else [])
+        ]
         if values:
-            lines.append(f"| {scheme} | {len(values)} | {statistics.median(values):.2f} | {spread(values, 2)} |")
+            lines.append(
+                f"| {scheme} | {len(values)} | {statistics.median(values):.2f} | {spread(values, 2)} |"
+            )
     return lines
 
 
@@ -213,12 +235,22 @@ def main() -> None:
     traces = traces_in(args.sweep) or sorted({t for (t, _) in cells})
     out: list[str] = []
     for algorithm in ALGORITHMS:
-        out += [f"### {algorithm}: our UDP {algorithm} (udp-{algorithm}) against the authors' (ref-{algorithm})", ""]
-        out += faithfulness(cells, before, traces, algorithm) + [""]
-        out += ["Per-run ranges:", ""] + ranges(cells, traces, algorithm) + [""]
+        for udp_name in udp_schemes(cells, algorithm) or [f"udp-{algorithm}"]:
+            out += [
+                f"### {algorithm}: our UDP {algorithm} ({udp_name}) against the authors' (ref-{algorithm})",
+                "",
+            ]
+            out += faithfulness(cells, before, traces, algorithm, udp_name) + [""]
+            out += (
+                ["Per-run ranges:", ""]
+                + ranges(cells, traces, algorithm, udp_name)
+                + [""]
+            )
     if args.alcc:
         alcc = load(args.alcc)
-        alcc_traces = [t for t in traces if any((t, f"alcc-{a}") in alcc for a in ALGORITHMS)]
+        alcc_traces = [
+            t for t in traces if any((t, f"alcc-{a}") in alcc for a in ALGORITHMS)
+        ]
         out += ["### ALCC-X against the authors' X (the paper's claim)", ""]
         out += paper_claim(cells, alcc, alcc_traces) + [""]
         cells_all = {**cells, **alcc}
