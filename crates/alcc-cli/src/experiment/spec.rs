@@ -512,6 +512,15 @@ path = "/t/third.trace"
         assert!(
             mdi.schemes.contains(&"alcc-mdi".to_string()) && mdi.schemes.contains(&"udp-mdi".to_string())
         );
+        let reference =
+            Spec::parse("reference.toml", include_str!("../../../../experiments/reference.toml")).unwrap();
+        assert!(reference.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
+        assert_eq!((reference.traces.len(), reference.runs, reference.schemes.len()), (12, 3, 7));
+        assert!(reference.schemes.iter().any(|s| s == "udp-sprout:clock=half_rtt"));
+        let reference_alcc =
+            Spec::parse("reference-alcc.toml", include_str!("../../../../experiments/reference-alcc.toml"))
+                .unwrap();
+        assert!(reference_alcc.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
     }
 
     #[test]
