@@ -110,6 +110,9 @@ fn bad_bytes(which: &str) -> Vec<u8> {
         "garbage" => b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
         // A report header announcing a megabyte.
         "oversized" => [&[0xA1, 0xCC, 1, 4][..], &1_000_000u32.to_be_bytes()].concat(),
+        // A data frame's header (the sender's kind) announcing a megabyte, and no body: it
+        // must be refused from the header, not after waiting for the body.
+        "wrong-way" => [&[0xA1, 0xCC, 1, 2][..], &1_000_000u32.to_be_bytes()].concat(),
         // The first 10 bytes of an ACK frame, then the end of the stream.
         "truncated" => [&[0xA1, 0xCC, 1, 3][..], &24u32.to_be_bytes(), &[0, 0]].concat(),
         // A well-formed ACK for a chunk that was never sent.
@@ -128,7 +131,7 @@ fn bad_peers_are_cut_off_while_another_flow_completes() {
     // The server: every connection gets `total` bytes; report how each ended.
     let server = thread::spawn(move || {
         let mut flows = Vec::new();
-        for _ in 0..5 {
+        for _ in 0..6 {
             let (mut s, peer) = listener.accept().unwrap();
             flows.push(thread::spawn(move || {
                 let r = write_pattern(&mut s, total).and_then(|_| s.close(Some(Duration::from_secs(60))));
@@ -143,7 +146,7 @@ fn bad_peers_are_cut_off_while_another_flow_completes() {
         (port, read_all(&mut s).unwrap())
     });
     let mut bad = Vec::new();
-    for which in ["garbage", "oversized", "truncated", "lying"] {
+    for which in ["garbage", "oversized", "wrong-way", "truncated", "lying"] {
         let mut s = TcpStream::connect(addr).unwrap();
         s.write_all(&bad_bytes(which)).unwrap();
         if which == "truncated" {
@@ -175,8 +178,10 @@ fn bad_peers_are_cut_off_while_another_flow_completes() {
     }
     let msgs: Vec<&str> = errors.iter().map(|(_, m)| m.as_str()).collect();
     eprintln!("{msgs:#?}");
-    assert_eq!(errors.len(), 4);
-    for needle in ["bad magic", "exceeds the limit", "stream ended inside a frame", "never sent"] {
+    assert_eq!(errors.len(), 5);
+    let needles =
+        ["bad magic", "exceeds the limit", "does not carry it", "stream ended inside a frame", "never sent"];
+    for needle in needles {
         assert!(msgs.iter().any(|m| m.contains(needle)), "no error mentions `{needle}`: {msgs:?}");
     }
     assert!(errors.iter().all(|(k, _)| *k == io::ErrorKind::InvalidData));

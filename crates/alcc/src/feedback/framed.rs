@@ -12,6 +12,7 @@ use std::os::fd::RawFd;
 
 use alcc_cc::{AckSample, ReceiverReport, Time};
 
+use crate::feedback::budget::{keep_newest_report, FloodLimit, FRAME_BUDGET, READ_BUDGET};
 use crate::feedback::{Feedback, FeedbackSource, FeedbackStats};
 use crate::sent_chunks::SentChunks;
 use crate::sys;
@@ -30,6 +31,10 @@ pub struct FramedFeedback {
     settled: u64,
     reports: u64,
     peer_closed: bool,
+    /// Reports per second, to cut a flooding peer.
+    flood: FloodLimit,
+    /// The last collect stopped at its budget with more to read.
+    backlogged: bool,
 }
 
 impl Default for FramedFeedback {
@@ -53,6 +58,8 @@ impl FramedFeedback {
             settled: 0,
             reports: 0,
             peer_closed: false,
+            flood: FloodLimit::default(),
+            backlogged: false,
         }
     }
 
@@ -94,6 +101,38 @@ impl FramedFeedback {
         }
         Ok(())
     }
+
+    /// Acts on one frame read at `at`; this step's events begin at `out[first]`.
+    fn take(
+        &mut self,
+        frame: Frame,
+        at: Time,
+        chunks: &mut SentChunks,
+        out: &mut Vec<Feedback>,
+        first: usize,
+    ) -> io::Result<()> {
+        match frame {
+            Frame::Ack(a) => {
+                self.acks += 1;
+                let before = out.len();
+                Self::settle(chunks, at, &a, out)?;
+                self.settled += (out.len() - before) as u64;
+            }
+            Frame::Report(f) => {
+                self.flood.note(at, "report frames")?;
+                self.reports += 1;
+                keep_newest_report(out, first, ReceiverReport::Forecast(f));
+            }
+            // The decoder lets only Ack and Report through in this direction.
+            other => {
+                return Err(protocol_error(&WireError::Unexpected {
+                    kind: other.kind(),
+                    why: "the receiver sends only Ack and Report",
+                }))
+            }
+        }
+        Ok(())
+    }
 }
 
 impl FeedbackSource for FramedFeedback {
@@ -108,11 +147,29 @@ impl FeedbackSource for FramedFeedback {
         chunks: &mut SentChunks,
         out: &mut Vec<Feedback>,
     ) -> io::Result<()> {
-        // Edge-triggered readiness: read until the socket is empty. Frames are timed when
-        // read, not when the step began (`now`): an ACK that arrives after the driver read
-        // its clock would otherwise get an RTT shorter than the path's.
+        // Edge-triggered readiness: read until the socket is empty, or until this step's
+        // budget (src/feedback/budget.rs) is spent; then `backlogged`, and the flow comes
+        // back at once, after the other due flows, to decode what the decoder still holds
+        // and read the rest. Frames are timed when read, not when the step began (`now`):
+        // an ACK that arrives after the driver read its clock would otherwise get an RTT
+        // shorter than the path's.
         let mut at = now;
-        while !self.peer_closed {
+        let (mut read, mut frames) = (0usize, 0u32);
+        let first = out.len();
+        self.backlogged = false;
+        loop {
+            while frames < FRAME_BUDGET {
+                let Some(frame) = self.decoder.next_frame().map_err(|e| protocol_error(&e))? else { break };
+                frames += 1;
+                self.take(frame, at, chunks, out, first)?;
+            }
+            if frames >= FRAME_BUDGET || read >= READ_BUDGET {
+                self.backlogged = true;
+                break;
+            }
+            if self.peer_closed {
+                break;
+            }
             match sys::recv_nonblocking(fd, &mut self.scratch) {
                 Ok(0) => {
                     self.peer_closed = true;
@@ -120,32 +177,12 @@ impl FeedbackSource for FramedFeedback {
                 }
                 Ok(n) => {
                     at = at.max(sys::now());
+                    read += n;
                     self.decoder.push(&self.scratch[..n]);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
-            }
-            while let Some(frame) = self.decoder.next_frame().map_err(|e| protocol_error(&e))? {
-                match frame {
-                    Frame::Ack(a) => {
-                        self.acks += 1;
-                        let before = out.len();
-                        Self::settle(chunks, at, &a, out)?;
-                        self.settled += (out.len() - before) as u64;
-                    }
-                    Frame::Report(f) => {
-                        self.reports += 1;
-                        out.push(Feedback::Report(ReceiverReport::Forecast(f)));
-                    }
-                    // The decoder lets only Ack and Report through in this direction.
-                    other => {
-                        return Err(protocol_error(&WireError::Unexpected {
-                            kind: other.kind(),
-                            why: "the receiver sends only Ack and Report",
-                        }))
-                    }
-                }
             }
         }
         if self.peer_closed && chunks.bytes_in_flight() > 0 {
@@ -158,6 +195,10 @@ impl FeedbackSource for FramedFeedback {
             ));
         }
         Ok(())
+    }
+
+    fn backlogged(&self) -> bool {
+        self.backlogged
     }
 
     fn stats(&self) -> FeedbackStats {
@@ -210,6 +251,97 @@ mod tests {
             sample.rtt,
             ack_sent.saturating_since(sent)
         );
+    }
+
+    fn report(bytes: u64) -> Frame {
+        Frame::Report(alcc_cc::Forecast {
+            received_or_lost_bytes: bytes,
+            receiver_time: Time::from_millis(bytes),
+            tick: std::time::Duration::from_millis(20),
+            packet_bytes: 1440,
+            counts: vec![1, 2, 3],
+        })
+    }
+
+    #[test]
+    fn a_step_takes_at_most_its_budget_and_one_report_event() {
+        use crate::feedback::budget::FLOOD_PER_SECOND;
+        use std::io::Write;
+        use std::net::{TcpListener, TcpStream};
+        use std::os::fd::AsRawFd;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let sender = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut receiver, _) = listener.accept().unwrap();
+        // More reports than one step may take (but fewer than a flood), all at once.
+        let n = 2 * FRAME_BUDGET as u64 + 100;
+        assert!(n < FLOOD_PER_SECOND);
+        let mut bytes = Vec::new();
+        for i in 0..n {
+            report(i).encode(&mut bytes).unwrap();
+        }
+        receiver.write_all(&bytes).unwrap();
+        let mut f = FramedFeedback::new();
+        let mut chunks = SentChunks::new();
+        let mut steps = Vec::new();
+        while f.reports() < n && steps.len() < 100 {
+            let mut out = Vec::new();
+            f.collect(sender.as_raw_fd(), sys::now(), &mut chunks, &mut out).unwrap();
+            if out.is_empty() {
+                // Loopback delivers at once; should the bytes be late, wait for them.
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
+            }
+            assert_eq!(out.len(), 1, "one report event per step: {out:?}");
+            let Feedback::Report(ReceiverReport::Forecast(newest)) = &out[0] else { panic!("{out:?}") };
+            steps.push((f.reports(), f.backlogged(), newest.received_or_lost_bytes));
+        }
+        // Each step ends at the budget (and says it is backlogged) until the last frame.
+        let budget = u64::from(FRAME_BUDGET);
+        assert_eq!(
+            steps,
+            [(budget, true, budget - 1), (2 * budget, true, 2 * budget - 1), (n, false, n - 1)],
+            "(reports taken so far, backlogged, newest report) per step"
+        );
+    }
+
+    #[test]
+    fn a_report_flood_is_cut() {
+        use crate::feedback::budget::FLOOD_PER_SECOND;
+        use std::io::Write;
+        use std::net::{TcpListener, TcpStream};
+        use std::os::fd::AsRawFd;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let sender = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut receiver, _) = listener.accept().unwrap();
+        let mut bytes = Vec::new();
+        for i in 0..FLOOD_PER_SECOND + 1 {
+            report(i).encode(&mut bytes).unwrap();
+        }
+        receiver.write_all(&bytes).unwrap();
+        let mut f = FramedFeedback::new();
+        let mut chunks = SentChunks::new();
+        let t0 = sys::now();
+        // However the steps fall, within one second of the flow's clock the 1001st is refused.
+        let mut err = None;
+        for step in 0..1000u64 {
+            let mut out = Vec::new();
+            match f.collect(
+                sender.as_raw_fd(),
+                t0 + std::time::Duration::from_micros(step),
+                &mut chunks,
+                &mut out,
+            ) {
+                Ok(()) => std::thread::sleep(std::time::Duration::from_micros(100)),
+                Err(e) => {
+                    err = Some(e);
+                    break;
+                }
+            }
+        }
+        let err = err.expect("the flood was never cut");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("more than 1000 report frames in one second"), "{err}");
+        assert_eq!(f.reports(), FLOOD_PER_SECOND);
     }
 
     #[test]

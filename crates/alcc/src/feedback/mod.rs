@@ -6,7 +6,9 @@
 //! returns each [`Feedback`] for the controller. [`kernel`] reads the kernel's own ACK
 //! information (error-queue ACK timestamps and TCP_INFO), [`framed`] the receiver's ACK and
 //! report frames from the same socket, [`udp`] the receiver's ACK and report datagrams.
+//! [`budget`] bounds what one peer can make a step do (frames read, events kept, floods cut).
 
+pub mod budget;
 pub mod framed;
 pub mod kernel;
 pub mod udp;
@@ -63,6 +65,13 @@ pub trait FeedbackSource: Send {
 
     /// The flow just sent `chunk` (sources that track packets themselves, UDP mode).
     fn on_sent(&mut self, _chunk: &Chunk) {}
+
+    /// Whether the last `collect` stopped at its budget ([`budget::READ_BUDGET`],
+    /// [`budget::FRAME_BUDGET`]) with more to read: the flow is stepped again at once, after
+    /// the other due flows.
+    fn backlogged(&self) -> bool {
+        false
+    }
 
     /// When the source wants `collect` called even without socket activity (a loss timer).
     fn next_deadline(&self) -> Option<Time> {

@@ -14,12 +14,16 @@ use std::os::fd::RawFd;
 use alcc_cc::sent_packets::SentPackets;
 use alcc_cc::{ReceiverReport, Time};
 
+use crate::feedback::budget::{keep_newest_report, FloodLimit, FRAME_BUDGET};
 use crate::feedback::framed::protocol_error;
 use crate::feedback::{Feedback, FeedbackSource, FeedbackStats};
 use crate::sent_chunks::{Chunk, SentChunks};
 use crate::sys;
 use crate::wire::udp::{parse_datagram, to_sender};
 use crate::wire::{Frame, WireError};
+
+/// What the flood limit counts in UDP mode (src/feedback/budget.rs), for its error.
+const WORTHLESS: &str = "datagrams that acknowledged nothing new (repeated ACKs, reports, Hellos)";
 
 /// UDP-mode feedback for one flow.
 #[derive(Debug, Default)]
@@ -32,6 +36,10 @@ pub struct UdpFeedback {
     /// Packets the ACKs settled (not duplicates, not already declared lost).
     settled: u64,
     losses: u64,
+    /// Datagrams that moved nothing forward, per second, to cut a flooding peer.
+    flood: FloodLimit,
+    /// The last collect stopped at its budget with more to read.
+    backlogged: bool,
 }
 
 impl UdpFeedback {
@@ -59,7 +67,7 @@ impl UdpFeedback {
     }
 
     /// Handles one datagram from the receiver.
-    fn take(&mut self, now: Time, datagram: &[u8], out: &mut Vec<Feedback>) -> io::Result<()> {
+    fn take(&mut self, now: Time, datagram: &[u8], out: &mut Vec<Feedback>, first: usize) -> io::Result<()> {
         let frame = parse_datagram(datagram).map_err(|e| protocol_error(&e))?;
         if !to_sender(frame.kind()) {
             return Err(protocol_error(&WireError::Unexpected {
@@ -77,15 +85,21 @@ impl UdpFeedback {
                 }
                 self.acks += 1;
                 // Duplicates and ACKs of packets already declared lost carry no sample.
-                if let Some(sample) = self.sent.on_ack(now, a.seq) {
-                    self.mark(a.seq);
-                    self.settled += 1;
-                    out.push(Feedback::Ack(sample));
+                match self.sent.on_ack(now, a.seq) {
+                    Some(sample) => {
+                        self.mark(a.seq);
+                        self.settled += 1;
+                        out.push(Feedback::Ack(sample));
+                    }
+                    None => self.flood.note(now, WORTHLESS)?,
                 }
             }
-            Frame::Report(f) => out.push(Feedback::Report(ReceiverReport::Forecast(f))),
+            Frame::Report(f) => {
+                self.flood.note(now, WORTHLESS)?;
+                keep_newest_report(out, first, ReceiverReport::Forecast(f));
+            }
             // A repeated start request: the flow is already running.
-            _ => {}
+            _ => self.flood.note(now, WORTHLESS)?,
         }
         Ok(())
     }
@@ -98,6 +112,9 @@ impl FeedbackSource for UdpFeedback {
 
     fn on_sent(&mut self, chunk: &Chunk) {
         self.sent.on_sent(chunk.seq, chunk.bytes(), chunk.sent_at, chunk.memo);
+        // Its ACK may come late (after the packet was declared lost) or twice (a network
+        // that duplicates): allowed, one per datagram sent.
+        self.flood.allow_one(chunk.sent_at);
         self.pending.push_back((chunk.seq, chunk.end, false));
     }
 
@@ -108,7 +125,16 @@ impl FeedbackSource for UdpFeedback {
         chunks: &mut SentChunks,
         out: &mut Vec<Feedback>,
     ) -> io::Result<()> {
+        // Until the socket is empty or this step's budget is spent (then `backlogged`).
+        self.backlogged = false;
+        let mut datagrams = 0u32;
+        let first = out.len();
         loop {
+            if datagrams >= FRAME_BUDGET {
+                self.backlogged = true;
+                break;
+            }
+            datagrams += 1;
             let mut buf = std::mem::take(&mut self.scratch);
             let got = sys::recv_nonblocking(fd, &mut buf);
             let r = match got {
@@ -116,7 +142,7 @@ impl FeedbackSource for UdpFeedback {
                 // wake-up, and an ACK that arrives while the thread is descheduled or still
                 // in this loop would otherwise get an RTT shorter than the path's (UDP-mode
                 // min RTTs of 15 ms on a 20 ms path).
-                Ok(n) => self.take(now.max(sys::now()), &buf[..n], out),
+                Ok(n) => self.take(now.max(sys::now()), &buf[..n], out, first),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.scratch = buf;
                     break;
@@ -140,6 +166,10 @@ impl FeedbackSource for UdpFeedback {
 
     fn next_deadline(&self) -> Option<Time> {
         self.sent.loss_deadline()
+    }
+
+    fn backlogged(&self) -> bool {
+        self.backlogged
     }
 
     fn stats(&self) -> FeedbackStats {
@@ -170,7 +200,7 @@ mod tests {
         let mut out = Vec::new();
         // Packet 0 is missing; 1..=4 arrive: 0 is lost by the packet threshold.
         for seq in 1..5 {
-            f.take(Time::from_millis(20), &ack(seq), &mut out).unwrap();
+            f.take(Time::from_millis(20), &ack(seq), &mut out, 0).unwrap();
         }
         assert_eq!(l.bytes_in_flight(), 500, "nothing settles past the hole");
         for loss in f.sent.detect_losses(Time::from_millis(20)) {
@@ -182,13 +212,13 @@ mod tests {
         assert_eq!(out.iter().filter(|e| matches!(e, Feedback::Ack(_))).count(), 4);
         assert!(matches!(out.last(), Some(Feedback::Loss(loss)) if loss.seq == 0));
         // A duplicate gives no sample; an ACK beyond what was sent is refused.
-        f.take(Time::from_millis(21), &ack(3), &mut out).unwrap();
+        f.take(Time::from_millis(21), &ack(3), &mut out, 0).unwrap();
         assert_eq!(out.len(), 5);
-        assert!(f.take(Time::from_millis(21), &ack(5), &mut out).is_err());
+        assert!(f.take(Time::from_millis(21), &ack(5), &mut out, 0).is_err());
         let mut data = Vec::new();
         Frame::Close { sent: 0 }.encode(&mut data).unwrap();
-        assert!(f.take(Time::from_millis(21), &data, &mut out).is_err());
-        assert!(f.take(Time::from_millis(21), b"garbage!", &mut out).is_err());
+        assert!(f.take(Time::from_millis(21), &data, &mut out, 0).is_err());
+        assert!(f.take(Time::from_millis(21), b"garbage!", &mut out, 0).is_err());
     }
 
     #[test]
@@ -243,7 +273,7 @@ mod tests {
                         f.on_sent(&c);
                     }
                     1 => {
-                        let r = f.take(now, &ack(seq), &mut out);
+                        let r = f.take(now, &ack(seq), &mut out, 0);
                         proptest::prop_assert_eq!(r.is_err(), seq >= l.next_seq());
                     }
                     _ => {}

@@ -295,6 +295,9 @@ impl Flow {
         // case no stamp is coming (plain mode, or a stamp lost to a full error queue).
         // Plain mode has no ACK stamps either: while bytes are in flight, re-read TCP_INFO
         // now and then so that the info and the final flush stay current.
+        // A source that stopped at its read budget comes back at once, after the other due
+        // flows: what it left in the socket raises no new edge-triggered event.
+        let wake = if self.transport.feedback_ref().backlogged() { Some(now) } else { wake };
         let poll = self.control.polls_for_acks() && self.chunks.bytes_in_flight() > 0;
         if self.shut || poll {
             earliest(wake, Some(now + FIN_POLL))

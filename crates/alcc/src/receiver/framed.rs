@@ -7,6 +7,12 @@
 //! timer (Sprout's 20 ms tick) so that forecasts keep flowing. A reader that stops reading
 //! stops acknowledging, which the sender sees as a stalled path (as with any TCP receiver
 //! whose application stops reading).
+//!
+//! The other way round, a sender that never reads its ACKs: they wait in `out` for room in
+//! the socket, at most [`MAX_FEEDBACK_BACKLOG`] bytes of them. Beyond that the receiver stops
+//! reading data (backpressure: the sender's bytes stay in the kernel's buffers, its writes
+//! stall as a TCP sender's do when its peer stops reading) until the ACKs it owes have gone
+//! out; `read` meanwhile waits for room to write (or times out, or says `WouldBlock`).
 
 use std::io;
 use std::os::fd::RawFd;
@@ -21,6 +27,19 @@ use crate::wire::{Ack, Decoder, Direction, Frame};
 
 /// Bytes read from the socket per `recv`.
 const READ_SIZE: usize = 256 << 10;
+
+/// Most bytes of ACK and report frames that may wait for room in the socket before the
+/// receiver stops reading data (about 2000 ACKs; the module docs).
+pub(crate) const MAX_FEEDBACK_BACKLOG: usize = 64 << 10;
+
+/// Whether [`FramedReceiver::take_frames`] took any frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Taken {
+    /// At least one: look at what it produced before reading more.
+    Some,
+    /// None whole in the decoder: read the socket.
+    Nothing,
+}
 
 /// The receiving state of one framed connection.
 pub(crate) struct FramedReceiver {
@@ -41,6 +60,8 @@ pub(crate) struct FramedReceiver {
     failed: Option<(io::ErrorKind, String)>,
     frames: u64,
     reports: u64,
+    /// The most bytes of ACK and report frames that waited for room at once.
+    max_backlog: u64,
 }
 
 impl FramedReceiver {
@@ -61,6 +82,7 @@ impl FramedReceiver {
             failed: None,
             frames: 0,
             reports: 0,
+            max_backlog: 0,
         }
     }
 
@@ -71,6 +93,7 @@ impl FramedReceiver {
             delivered: self.delivered,
             frames: self.frames,
             reports: self.reports,
+            max_feedback_backlog: self.max_backlog,
             ..ReceiverStats::default()
         }
     }
@@ -99,6 +122,26 @@ impl FramedReceiver {
                 self.flush_blocking(deadline)?;
                 return Ok(0);
             }
+            if self.backlog() >= MAX_FEEDBACK_BACKLOG {
+                // Backpressure: no more data until the ACKs owed have room (module docs).
+                self.flush_out()?;
+                if self.backlog() >= MAX_FEEDBACK_BACKLOG {
+                    if nonblocking {
+                        return Err(io::ErrorKind::WouldBlock.into());
+                    }
+                    self.wait(deadline, 0)?;
+                    continue;
+                }
+            }
+            // Frames already read first; the socket only once the decoder holds none whole.
+            match self.take_frames(now) {
+                Err(e) => return Err(self.fail(e)),
+                Ok(Taken::Some) => {
+                    self.flush_out()?;
+                    continue;
+                }
+                Ok(Taken::Nothing) => {}
+            }
             match sys::recv_nonblocking(self.fd, &mut self.scratch) {
                 Ok(0) => {
                     self.eof = true;
@@ -110,10 +153,6 @@ impl FramedReceiver {
                     let chunk = std::mem::take(&mut self.scratch);
                     self.decoder.push(&chunk[..n]);
                     self.scratch = chunk;
-                    if let Err(e) = self.take_frames(now) {
-                        return Err(self.fail(e));
-                    }
-                    self.flush_out()?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.flush_out()?;
@@ -147,9 +186,13 @@ impl FramedReceiver {
         let _ = sys::shutdown_both(self.fd);
     }
 
-    /// Decodes every complete frame buffered: payload to `ready`, an ACK per data frame.
-    fn take_frames(&mut self, now: Time) -> io::Result<()> {
-        while let Some(frame) = self.decoder.next_frame().map_err(|e| protocol_error(&e))? {
+    /// Decodes the complete frames buffered, payload to `ready` and an ACK per data frame,
+    /// until none is left or the ACKs owed reach [`MAX_FEEDBACK_BACKLOG`].
+    fn take_frames(&mut self, now: Time) -> io::Result<Taken> {
+        let mut taken = Taken::Nothing;
+        while self.backlog() < MAX_FEEDBACK_BACKLOG {
+            let Some(frame) = self.decoder.next_frame().map_err(|e| protocol_error(&e))? else { break };
+            taken = Taken::Some;
             match frame {
                 Frame::Hello { spec } => {
                     self.model = model_for_sender("framed", &spec, &self.config)?;
@@ -175,12 +218,18 @@ impl FramedReceiver {
                 }
             }
         }
-        self.run_model(now)
+        self.run_model(now)?;
+        Ok(taken)
     }
 
     /// Fires the model's timer when due and frames its new report.
+    /// A forecast that finds [`MAX_FEEDBACK_BACKLOG`] reached is dropped (the next tick's
+    /// replaces it), so that a sender that never reads cannot grow the backlog by ticks.
     fn run_model(&mut self, now: Time) -> io::Result<()> {
         if let Some(f) = model_report(&mut self.model, now) {
+            if self.backlog() >= MAX_FEEDBACK_BACKLOG {
+                return Ok(());
+            }
             self.reports += 1;
             self.push_frame(&Frame::Report(f))?;
         }
@@ -191,8 +240,18 @@ impl FramedReceiver {
         if self.out_at == self.out.len() {
             self.out.clear();
             self.out_at = 0;
+        } else if self.out_at >= self.out.len() / 2 {
+            self.out.drain(..self.out_at);
+            self.out_at = 0;
         }
-        frame.encode(&mut self.out).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+        frame.encode(&mut self.out).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        self.max_backlog = self.max_backlog.max(self.backlog() as u64);
+        Ok(())
+    }
+
+    /// Bytes of ACK and report frames not yet written.
+    fn backlog(&self) -> usize {
+        self.out.len() - self.out_at
     }
 
     /// Writes pending frames without waiting.

@@ -43,6 +43,10 @@ pub struct ReceiverStats {
     /// Application bytes the sender says it sent, from its `Close` (UDP mode): compare with
     /// [`delivered`](Self::delivered) for what was lost.
     pub sender_sent: Option<u64>,
+    /// The most bytes of ACK and report frames that waited at once for room in the socket
+    /// (framed mode): at most about 64 KiB, beyond which the receiver stops reading data
+    /// until they are out (a sender that never reads its ACKs is held back, not buffered for).
+    pub max_feedback_backlog: u64,
 }
 
 /// The receiver-side model the sender's Hello asks for (shared by the framed and UDP
@@ -116,10 +120,11 @@ pub(crate) fn model_report(
     }
 }
 
-/// The receiving state, by mode.
+/// The receiving state, by mode (boxed: it holds buffers and a model, and an
+/// [`AlccReceiver`] stays small wherever it is kept, e.g. beside a sending stream).
 enum Receiving {
-    Framed(FramedReceiver),
-    Udp(UdpReceiver),
+    Framed(Box<FramedReceiver>),
+    Udp(Box<UdpReceiver>),
 }
 
 impl Receiving {
@@ -193,7 +198,7 @@ impl AlccReceiver {
         tcp.set_nonblocking(true)?;
         tcp.set_nodelay(true)?;
         let fd: OwnedFd = tcp.into();
-        let receiving = Receiving::Framed(FramedReceiver::new(fd.as_raw_fd(), options.config()));
+        let receiving = Receiving::Framed(Box::new(FramedReceiver::new(fd.as_raw_fd(), options.config())));
         Ok(AlccReceiver::assemble(fd, Mode::Framed, receiving))
     }
 
@@ -212,7 +217,7 @@ impl AlccReceiver {
         sock.connect(addr)?;
         sock.set_nonblocking(true)?;
         let fd: OwnedFd = sock.into();
-        let receiving = Receiving::Udp(UdpReceiver::new(fd.as_raw_fd(), options.config()));
+        let receiving = Receiving::Udp(Box::new(UdpReceiver::new(fd.as_raw_fd(), options.config())));
         Ok(AlccReceiver::assemble(fd, Mode::Udp, receiving))
     }
 

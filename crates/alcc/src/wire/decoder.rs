@@ -9,7 +9,7 @@
 //! The first error poisons the decoder: every later call returns it again, so the connection
 //! is closed and nothing after a bad frame is ever acted on.
 
-use super::frame::{Frame, FrameKind};
+use super::frame::{Frame, FrameKind, RawHeader};
 use super::WireError;
 
 /// Which way the frames travel.
@@ -67,7 +67,20 @@ impl Decoder {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        let result = Frame::parse(&self.buf[self.start..]).and_then(|parsed| match parsed {
+        // A kind this direction never carries is refused at its header, before its body
+        // (up to a megabyte for a data frame) is buffered.
+        let header = RawHeader::read(&self.buf[self.start..]).map(|h| h.check());
+        let wrong_way = match header {
+            Some(Ok(kind)) if !allowed(self.direction).contains(&kind) => {
+                Some(WireError::Unexpected { kind, why: "this direction does not carry it" })
+            }
+            _ => None,
+        };
+        let result = match wrong_way {
+            Some(e) => Err(e),
+            None => Frame::parse(&self.buf[self.start..]),
+        }
+        .and_then(|parsed| match parsed {
             None => Ok(None),
             Some((frame, used)) => {
                 self.check_order(&frame)?;

@@ -141,6 +141,25 @@ fn header_rejections() {
 }
 
 #[test]
+fn a_kind_of_the_other_direction_is_refused_at_its_header() {
+    // A data frame announcing a megabyte, towards the sender: refused from its 8 header
+    // bytes, none of the body buffered.
+    let mut d = Decoder::new(Direction::ToSender);
+    d.push(&header(1, 2, MAX_BODY));
+    let e = d.next_frame().expect_err("refused at the header");
+    assert!(matches!(e, WireError::Unexpected { kind: FrameKind::Data, .. }), "{e:?}");
+    assert_eq!(d.buffered(), 0);
+    // And towards the receiver, after its Hello: an Ack or a Report header alone.
+    for (kind, len) in [(3, 24), (4, 30)] {
+        let mut d = Decoder::new(Direction::ToReceiver);
+        d.push(&bytes_of(&[hello("copa")]));
+        assert!(matches!(d.next_frame(), Ok(Some(Frame::Hello { .. }))));
+        d.push(&header(1, kind, len));
+        assert!(matches!(d.next_frame(), Err(WireError::Unexpected { .. })), "type {kind}");
+    }
+}
+
+#[test]
 fn field_rejections() {
     let mut spec = header(1, 1, 4);
     spec.extend_from_slice(b"a b\0");
