@@ -8,6 +8,7 @@
 //! alcc's framing, over UDP, and in the simulator, deterministically.
 //!
 //! Algorithms whose model lives at the receiver (Sprout) also implement [`ReceiverModel`].
+//! [`drwa`] is the receiver alone: a receive window for any sender (DRWA, IMC 2012).
 //! Controllers are built by name with [`registry::by_name`] (`"copa:delta=0.5"`).
 //!
 //! Pieces every transport and controller shares, so that the simulator and the engine treat a
@@ -22,6 +23,7 @@
 pub mod controller;
 pub mod copa;
 pub mod cubic;
+pub mod drwa;
 pub mod event;
 pub mod fixed;
 pub mod mdi;
