@@ -70,9 +70,23 @@ ssize_t alcc_send(int sockfd, const void *buf, size_t len, int flags);
 /* recv(2); MSG_DONTWAIT is honoured, other flags are ignored. */
 ssize_t alcc_recv(int sockfd, void *buf, size_t len, int flags);
 /* close(2): flushes everything queued, sends the FIN, waits until it is all acknowledged
- * (at most ALCC_CLOSE_TIMEOUT seconds if set), then closes. -1/ECONNRESET etc. if the
- * peer reset the connection or the flush failed; the descriptor is closed either way. */
+ * (at most ALCC_CLOSE_TIMEOUT seconds if set; without it the wait still ends, because a
+ * peer that acknowledges nothing for 60 s after the close, or keeps its window shut, fails
+ * the connection with ETIMEDOUT). 0 once all was acknowledged; -1/ECONNRESET etc. if the
+ * peer reset the connection or the flush failed, -1/ETIMEDOUT if ALCC_CLOSE_TIMEOUT passed.
+ * The connection is gone from alcc's table at return, but the descriptor number stays
+ * open until the engine lets go of the socket: at return after success or a failure;
+ * after ALCC_CLOSE_TIMEOUT, once the engine has flushed the rest in the background (or the
+ * 60 s without progress ended it). Never close(2) the number yourself. */
 int alcc_close(int fd);
+/* Closes every alcc connection of the process that is still open and waits, at most
+ * linger_ms, until each has handed its queued bytes to the kernel (kernel mode: every byte
+ * and the FIN are in the kernel, which delivers them after exit as for any socket; framed
+ * and UDP mode: all acknowledged). Returns how many had not: their queued bytes are lost if
+ * the process ends now. The engine already runs this from an atexit(3) hook, with
+ * ALCC_EXIT_LINGER seconds (default 10, 0 = off), on exit(3) and return from main; call it
+ * yourself before _exit(2) or where atexit hooks do not run. Never fails. */
+int alcc_exit_flush(unsigned int linger_ms);
 /* Chooses the controller ("copa:delta=0.5", "fixed:window=20", "none") and, unless
  * underlay is NULL, the kernel congestion control ("cubic", "reno", "bbr", or alcc's BPF
  * underlay "alcc" = "alcc:hold", "alcc:follow"). -1/EINVAL for an unknown or malformed spec

@@ -241,6 +241,13 @@ pub fn close(fd: RawFd) -> Closing {
     Closing::Flushed(conn.close(timeout).map_err(|e| errno_of(&e)))
 }
 
+/// `alcc_exit_flush`: [`engine::flush_at_exit`] with a linger in milliseconds; the number of
+/// connections that still held queued bytes when it ran out.
+pub fn exit_flush(linger_ms: u32) -> libc::c_int {
+    let left = engine::flush_at_exit(Duration::from_millis(u64::from(linger_ms)));
+    libc::c_int::try_from(left).unwrap_or(libc::c_int::MAX)
+}
+
 /// `alcc_set_cc`.
 pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno> {
     let existing = table().conns.get(&fd).cloned();

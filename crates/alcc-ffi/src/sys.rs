@@ -153,6 +153,13 @@ pub extern "C" fn alcc_close(fd: RawFd) -> libc::c_int {
     })
 }
 
+/// `alcc_exit_flush`: closes every open alcc connection and waits at most `linger_ms` until
+/// each has handed its bytes over; returns how many had not (alcc.h).
+#[no_mangle]
+pub extern "C" fn alcc_exit_flush(linger_ms: libc::c_uint) -> libc::c_int {
+    guard(|| Ok(crate::exit_flush(linger_ms)))
+}
+
 /// Chooses the controller and (unless `underlay` is null) the kernel congestion control.
 ///
 /// # Safety

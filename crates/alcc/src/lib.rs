@@ -33,6 +33,8 @@
 //! - [`underlay`]: the kernel congestion control under the controller, a kernel one by name
 //!   or alcc's BPF struct_ops one (`alcc:hold`, `alcc:follow`) that takes its window from
 //!   the controller (bpf/alcc_underlay.bpf.c); set up with the socket, synced once per step.
+//! - [`exit`]: the process's exit hook ([`flush_at_exit`]): flows still holding queued bytes
+//!   are closed and handed to the kernel within a bounded linger, never silently dropped.
 //! - [`wire`]: framed and UDP mode's wire format (docs/wire-format.md).
 //! - [`sys`]: every system call, and all of the crate's `unsafe`.
 //!
@@ -51,6 +53,7 @@
 
 mod driver;
 pub mod error;
+pub mod exit;
 pub mod feedback;
 mod flow;
 pub mod info;
@@ -67,6 +70,7 @@ pub mod underlay;
 pub mod wire;
 
 pub use error::{Error, Result};
+pub use exit::flush_at_exit;
 pub use info::FlowInfo;
 pub use listener::AlccListener;
 pub use mode::Mode;

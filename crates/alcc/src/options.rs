@@ -37,6 +37,12 @@ pub struct Options {
     /// stay closed) before the kernel gives up and the flow fails with `TimedOut`. `None`
     /// keeps the kernel's default (minutes of retries).
     pub user_timeout: Option<Duration>,
+    /// TCP_USER_TIMEOUT from the moment the flow is closed (`close`, a dropped stream, the
+    /// process exiting), if shorter than [`user_timeout`](Self::user_timeout): a peer that
+    /// acknowledges nothing for this long after the close, or keeps its window shut, fails the
+    /// flow with `TimedOut`, so that every close ends (crates/alcc/README.md "Close and exit").
+    /// Kernel and framed mode; a UDP flow ends by its own loss timers.
+    pub close_user_timeout: Duration,
     /// How the flow learns what was delivered. In [`Mode::Framed`] and [`Mode::Udp`] both
     /// ends run alcc: an [`AlccStream`](crate::AlccStream) sends and an
     /// [`AlccReceiver`](crate::AlccReceiver) receives.
@@ -45,7 +51,7 @@ pub struct Options {
 
 impl Default for Options {
     /// `fixed` (unbounded), over `reno`, 1 MiB queue, chunks of at most 256 KiB, 128 KiB
-    /// not-sent low-water mark.
+    /// not-sent low-water mark, a closed flow given up after 60 s without progress.
     fn default() -> Options {
         Options {
             cc: "fixed".into(),
@@ -56,6 +62,7 @@ impl Default for Options {
             errqueue_rcvbuf: 4 << 20,
             mss: Config::default().mss,
             user_timeout: None,
+            close_user_timeout: Duration::from_secs(60),
             mode: Mode::Kernel,
         }
     }

@@ -149,6 +149,7 @@ impl AlccStream {
         let mut flow = Flow::new(id, fd.clone(), shared.clone(), control, transport, underlay, options);
         flow.prepare_socket()?;
         driver.register(flow)?;
+        crate::exit::track(id, &shared);
         Ok(AlccStream {
             id,
             fd,
@@ -287,7 +288,10 @@ impl AlccStream {
     }
 
     /// Waits until everything queued is in the kernel and acknowledged, the FIN sent
-    /// (`timeout`: give up with `TimedOut`). Reports a reset or other failure as an error.
+    /// (`timeout`: give up waiting with `TimedOut`; the driver goes on flushing in the
+    /// background). Reports a reset or other failure as an error. Without a timeout the wait
+    /// still ends: a peer that acknowledges nothing for [`Options::close_user_timeout`] after
+    /// the close fails the flow (crates/alcc/README.md "Close and exit").
     pub fn close(self, timeout: Option<Duration>) -> io::Result<()> {
         self.close_ref(timeout)
     }
@@ -432,7 +436,7 @@ impl Write for AlccStream {
 
 impl Drop for AlccStream {
     /// Without [`close`](Self::close), the driver still flushes the queue and sends the FIN,
-    /// in the background.
+    /// in the background, also when the process exits first ([`crate::flush_at_exit`]).
     fn drop(&mut self) {
         if !self.closed.load(Ordering::Relaxed) {
             self.shared.lock().closing = true;

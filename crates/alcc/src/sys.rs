@@ -550,3 +550,14 @@ impl TimerFd {
         unsafe { libc::read(self.fd.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
     }
 }
+
+/// Registers `hook` to run at process exit (`atexit(3)`: on `exit` and on return from
+/// `main`, not on a signal or `_exit`).
+pub fn at_exit(hook: extern "C" fn()) -> io::Result<()> {
+    // SAFETY: `hook` is a plain function that lives as long as the program.
+    if unsafe { libc::atexit(hook) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::other("atexit refused the hook"))
+    }
+}

@@ -31,8 +31,18 @@ use self::control::{Allowance, Control, Sizing};
 use self::shared::{ControlChange, Shared, SharedState};
 
 /// How often a flow without ACK stamps (after its FIN, or in plain mode) re-reads TCP_INFO
-/// while bytes are in flight.
+/// while bytes are in flight, at first; each poll that finds nothing newly acknowledged
+/// doubles the interval, up to [`FIN_POLL_MAX`] (a peer holding its window shut after our
+/// FIN costs a wake-up a second, not fifty, until the close's user timeout ends it).
 const FIN_POLL: Duration = Duration::from_millis(20);
+
+/// The longest interval between such polls.
+const FIN_POLL_MAX: Duration = Duration::from_secs(1);
+
+/// The poll interval after `idle` polls that found nothing newly acknowledged.
+fn fin_poll_interval(idle: u32) -> Duration {
+    FIN_POLL.saturating_mul(1 << idle.min(16)).min(FIN_POLL_MAX)
+}
 
 /// How long a window-limited flow waits for feedback before re-reading TCP_INFO anyway.
 const STALL_POLL: Duration = Duration::from_millis(200);
@@ -73,6 +83,11 @@ pub(crate) struct Flow {
     counters: Counters,
     /// The cap last set on the kernel's own pacing (SO_MAX_PACING_RATE).
     kernel_pacing: Option<u64>,
+    /// The application's close has been acted on (the close's user timeout set).
+    close_noted: bool,
+    /// Steps in a row that found nothing newly acknowledged, and the bytes acknowledged at
+    /// the last one (the TCP_INFO poll's backoff, [`fin_poll_interval`]).
+    idle_polls: (u32, u64),
     /// The wake-up time currently scheduled in the driver's heap.
     pub scheduled: Option<Time>,
 }
@@ -102,6 +117,8 @@ impl Flow {
             shut: false,
             counters: Counters::default(),
             kernel_pacing: None,
+            close_noted: false,
+            idle_polls: (0, 0),
             scheduled: None,
         }
     }
@@ -169,10 +186,15 @@ impl Flow {
         if st.queue.is_empty() {
             self.control.on_idle();
         }
+        if st.closing && !self.close_noted {
+            self.close_noted = true;
+            self.transport.on_close(fd, &self.options)?;
+        }
         if st.closing && st.queue.is_empty() && self.transport.is_flushed() && !self.shut {
             self.shut = self.transport.finish(fd, &self.chunks)?;
         }
         let done = self.shut && self.chunks.bytes_in_flight() == 0;
+        st.handed_over = done || (self.shut && self.transport.kernel_delivers_after_fin());
         if done {
             st.finished = true;
             st.released = true;
@@ -187,7 +209,15 @@ impl Flow {
         if done {
             return Ok(Next::Release);
         }
+        self.note_poll();
         Ok(Next::Keep(self.next_wake(now, wake_at, active)))
+    }
+
+    /// Counts a step that found nothing newly acknowledged (or resets the count).
+    fn note_poll(&mut self) {
+        let acked = self.chunks.acked();
+        self.idle_polls =
+            if acked == self.idle_polls.1 { (self.idle_polls.0 + 1, acked) } else { (0, acked) };
     }
 
     /// Puts the controller the application asked for in place; a flow that ran as `none`
@@ -300,7 +330,7 @@ impl Flow {
         let wake = if self.transport.feedback_ref().backlogged() { Some(now) } else { wake };
         let poll = self.control.polls_for_acks() && self.chunks.bytes_in_flight() > 0;
         if self.shut || poll {
-            earliest(wake, Some(now + FIN_POLL))
+            earliest(wake, Some(now + fin_poll_interval(self.idle_polls.0)))
         } else {
             wake
         }
@@ -348,5 +378,17 @@ impl Flow {
         }
         info.underlay_cwnd_segments = self.underlay.written_cwnd();
         info.queued = queued;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polls_without_progress_back_off_to_one_a_second() {
+        let ms: Vec<u128> = (0..9).map(|n| fin_poll_interval(n).as_millis()).collect();
+        assert_eq!(ms, [20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
+        assert_eq!(fin_poll_interval(u32::MAX), FIN_POLL_MAX);
     }
 }

@@ -81,6 +81,9 @@ pub(crate) struct SharedState {
     pub closing: bool,
     /// Everything was handed to the kernel, the FIN sent and all acknowledged.
     pub finished: bool,
+    /// Closed, and nothing is left that needs this process: the kernel holds every byte and
+    /// the FIN (kernel mode), or the flow finished (framed, UDP). The exit hook waits for it.
+    pub handed_over: bool,
     /// The flow failed (reset, timeout, ...); kind and message.
     pub error: Option<(io::ErrorKind, String)>,
     /// The driver has a wake-up for this flow pending.

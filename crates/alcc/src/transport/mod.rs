@@ -148,6 +148,28 @@ impl Transport {
         }
     }
 
+    /// The application closed the flow: from now on a TCP peer that acknowledges nothing
+    /// (or holds its window shut) for [`Options::close_user_timeout`] fails the flow.
+    pub fn on_close(&self, fd: RawFd, options: &Options) -> io::Result<()> {
+        match self {
+            Transport::Kernel(_) | Transport::Framed(_) => {
+                let t = options
+                    .user_timeout
+                    .map_or(options.close_user_timeout, |u| u.min(options.close_user_timeout));
+                let ms = libc::c_int::try_from(t.as_millis()).unwrap_or(libc::c_int::MAX).max(1);
+                sys::set_int(fd, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT, ms)
+            }
+            Transport::Udp(_) => Ok(()),
+        }
+    }
+
+    /// Whether, once the FIN is sent, the kernel alone delivers the rest (kernel mode: it
+    /// holds every byte; framed and UDP mode need the flow until the peer's ACK frames or
+    /// datagrams are in, else they would arrive at a closed socket and reset it).
+    pub fn kernel_delivers_after_fin(&self) -> bool {
+        matches!(self, Transport::Kernel(_))
+    }
+
     /// The flow failed: a framed peer that broke the protocol (or failed) is cut off at once.
     pub fn on_failure(&self, fd: RawFd) {
         if let Transport::Framed(_) = self {
