@@ -23,9 +23,9 @@
 #   --seconds N   length of each download (default 30)
 #   --no-delay    skip part 1
 #   --transfer    also run part 2; SIZE in bytes (default 1073741824)
-# Environment: ALCC_TRACE_DIR (default /work/shared/traces), ALCC_BENCH_OUT (keep logs there;
-# default a temporary directory removed at exit), TRANSFER_RATE (Mbit/s, default 300),
-# TRANSFER_DELAY (ms each way, default 1).
+# Environment: ALCC_TRACE_DIR (default ../shared/traces beside the repository), ALCC_BENCH_OUT
+# (keep logs there; default a temporary directory removed at exit), TRANSFER_RATE (Mbit/s,
+# default 300), TRANSFER_DELAY (ms each way, default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,7 +66,7 @@ else
   trap 'rm -rf "$out"' EXIT
 fi
 
-trace_dir="${ALCC_TRACE_DIR:-/work/shared/traces}/alcc-paper"
+trace_dir="${ALCC_TRACE_DIR:-$(cd .. && pwd)/shared/traces}/alcc-paper"
 traces=()
 if [ -d "$trace_dir" ]; then
   for t in CampusWalk highwayGold; do

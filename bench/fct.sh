@@ -19,7 +19,7 @@ flows=40
 if [ "${1:-}" = "--quick" ]; then flows=8; shift; fi
 out="${1:-results/fct}"
 alcc="${ALCC:-target/release/alcc}"
-traces="${ALCC_TRACE_DIR:-/work/shared/traces}"
+traces="${ALCC_TRACE_DIR:-$(cd .. && pwd)/shared/traces}"
 [ "$(id -u)" -eq 0 ] || { echo "bench/fct.sh: the emulator needs root" >&2; exit 1; }
 command -v curl >/dev/null || { echo "bench/fct.sh: curl is not installed" >&2; exit 1; }
 mkdir -p "$out"

@@ -23,10 +23,10 @@
 #   --pairs L     which pairs (default copa,verus,sprout)
 #   --resume      keep runs whose result (TAG.json) is already in ALCC_BENCH_OUT (an interrupted
 #                 run, or cells a change did not touch copied from an earlier run)
-# Environment: ALCC_TRACE_DIR (default /work/shared/traces), ALCC_BENCH_OUT (keep logs, JSON and
-# telemetry there; default a temporary directory removed at exit), SERVE_ARGS (extra arguments
-# for `alcc serve`, e.g. for a targeted experiment), ALCC_BIN (use this `alcc` binary instead of
-# building one: a copy keeps a long run independent of rebuilds).
+# Environment: ALCC_TRACE_DIR (default ../shared/traces beside the repository), ALCC_BENCH_OUT
+# (keep logs, JSON and telemetry there; default a temporary directory removed at exit),
+# SERVE_ARGS (extra arguments for `alcc serve`, e.g. for a targeted experiment), ALCC_BIN (use
+# this `alcc` binary instead of building one: a copy keeps a long run independent of rebuilds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -74,7 +74,7 @@ else
   trap 'rm -rf "$out"' EXIT
 fi
 
-trace_dir="${ALCC_TRACE_DIR:-/work/shared/traces}/alcc-paper"
+trace_dir="${ALCC_TRACE_DIR:-$(cd .. && pwd)/shared/traces}/alcc-paper"
 traces=()
 IFS=, read -ra wanted <<<"$trace_names"
 for t in "${wanted[@]}"; do

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-20}"
-traces="${ALCC_TRACE_DIR:-/work/shared/traces}/alcc-paper"
+traces="${ALCC_TRACE_DIR:-$(cd .. && pwd)/shared/traces}/alcc-paper"
 if [ "$(id -u)" -ne 0 ]; then
   echo "bench/link.sh: needs root (network namespaces, TUN devices)" >&2
   exit 1

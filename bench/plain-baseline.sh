@@ -19,7 +19,7 @@
 #   --rounds N    loopback rounds (default 7)
 #   --size BYTES  loopback download size (default 4000000000)
 # Environment: ALCC_BENCH_OUT (keep every file there; default a temporary directory removed at
-# exit).
+# exit), ALCC_BIN (use this `alcc` binary instead of building one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,8 +43,12 @@ fi
 for tool in curl jq; do
   command -v "$tool" >/dev/null || { echo "plain-baseline.sh: needs $tool" >&2; exit 1; }
 done
-cargo build --release -q -p alcc-cli
-A="$PWD/target/release/alcc"
+if [ -n "${ALCC_BIN:-}" ]; then
+  A="$ALCC_BIN"
+else
+  cargo build --release -q -p alcc-cli
+  A="$PWD/target/release/alcc"
+fi
 if [ -n "${ALCC_BENCH_OUT:-}" ]; then
   out="$ALCC_BENCH_OUT"
   mkdir -p "$out"

@@ -25,6 +25,9 @@ command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 command -v jq >/dev/null 2>&1 || need_apt+=(jq)
+# Tests: setpriv drops privileges (the unprivileged-error tests), ss shows a socket's congestion
+# control (iproute2 above).
+command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 # The BPF underlay (crates/alcc/bpf): clang compiles it, libbpf-rs builds its vendored libbpf
 # against libelf and zlib; bpftool is for looking at what is loaded.
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)

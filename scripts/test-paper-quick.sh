@@ -2,18 +2,18 @@
 # CI's end-to-end check of the harness and the report: `experiments/paper.toml --quick` (the
 # paper's CampusWalk and highwayGold traces, every scheme once for 8 s, about 3 minutes), then
 # `alcc-report` with the headless-Chromium render check and a screenshot.
-# Skips with a message when not root (the emulator needs namespaces) or when the paper's traces
-# are absent ($ALCC_TRACE_DIR/alcc-paper). Output: target/paper-quick/ (report.html, report.png).
+# Skips visibly (scripts/skip.sh: a failure under CI=true) when not root (the emulator needs
+# namespaces) or when the paper's traces are absent ($ALCC_TRACE_DIR/alcc-paper, default
+# ../shared/traces beside the repository). Output: target/paper-quick/ (report.html, report.png).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-traces="${ALCC_TRACE_DIR:-../shared/traces}/alcc-paper"
+. scripts/skip.sh
+traces="${ALCC_TRACE_DIR:-$(cd .. && pwd)/shared/traces}/alcc-paper"
 if [ "$(id -u)" -ne 0 ]; then
-  echo "test-paper-quick: skipped: not root (the emulator needs network namespaces)"
-  exit 0
+  skip test-paper-quick "needs root (the emulator makes network namespaces)"
 fi
 if [ ! -f "$traces/CampusWalk.trace" ] || [ ! -f "$traces/highwayGold.trace" ]; then
-  echo "test-paper-quick: skipped: the paper's traces are not in $traces (set ALCC_TRACE_DIR)"
-  exit 0
+  skip test-paper-quick "the paper's traces are not in $traces (set ALCC_TRACE_DIR)"
 fi
 out=target/paper-quick
 target/release/alcc experiment run experiments/paper.toml --quick --out "$out" --force

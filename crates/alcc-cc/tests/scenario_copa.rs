@@ -35,7 +35,7 @@ fn cellular_trace_beats_cubic_on_delay() {
     }
 }
 
-/// The same comparison on recorded LTE traces of `$ALCC_TRACE_DIR` (skipped when absent).
+/// The same comparison on recorded LTE traces of the trace directory (skipped visibly when absent, a failure in CI).
 #[test]
 fn recorded_lte_traces_beat_cubic_on_delay() {
     for trace in [

@@ -81,7 +81,7 @@ fn verizon_lte_forecast_clocks() {
     }
 }
 
-/// The recorded LTE downlinks of the shared traces (skipped without `ALCC_TRACE_DIR`).
+/// The recorded LTE downlinks of the shared traces (skipped visibly without them, a failure in CI).
 #[test]
 fn recorded_lte_traces_beat_cubic_fourfold_on_delay() {
     for trace in [

@@ -1,9 +1,9 @@
-//! The engine's acceptance criteria, short versions, over the trace-driven emulator (root only;
-//! skipped with a message otherwise). `bench/engine-emulated.sh` runs the long versions.
+//! The engine's acceptance criteria, short versions, over the trace-driven emulator (root and the
+//! shared CampusWalk trace; otherwise a visible skip, a failure in CI). `bench/engine-emulated.sh` runs the long versions.
 //!
 //! - `curl` downloads from `alcc serve --cc copa` over kernel CUBIC behind a cellular trace
 //!   (10 ms one-way, 2 MB drop-tail queue): its p95 one-way delay is at most a quarter of plain
-//!   CUBIC's, its throughput above a floor, its window below the kernel's cwnd, and the
+//!   CUBIC's (`alcc serve-plain`), its throughput above a floor, its window below the kernel's cwnd, and the
 //!   driver reads ACK stamps promptly.
 //! - The same with `--cc verus`: its window binds and its p95 is well below CUBIC's.
 //! - 50 MiB cross a fast link with 1 % random loss byte-identical, and the controller hears
@@ -13,7 +13,7 @@
 //! exits; scratch files live in a directory removed on drop, so a failing assertion leaves
 //! nothing behind.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
@@ -29,42 +29,13 @@ fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false)
+/// What every test here needs.
+fn emulator_needs() -> alcc_testenv::Needs {
+    alcc_testenv::needs().root("the emulator makes network namespaces and TUN devices").program("curl")
 }
 
-fn has(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
-}
-
-/// Why these tests cannot run here, if they cannot.
-fn skip_reason() -> Option<&'static str> {
-    if !is_root() {
-        Some("the emulator needs root")
-    } else if !has("curl") {
-        Some("curl is not installed")
-    } else {
-        None
-    }
-}
-
-/// CampusWalk from `$ALCC_TRACE_DIR/alcc-paper`, or a synthetic cellular trace.
-fn cellular_trace(dir: &TmpDir) -> PathBuf {
-    let root = std::env::var_os("ALCC_TRACE_DIR").map_or_else(|| "/work/shared/traces".into(), PathBuf::from);
-    let paper = root.join("alcc-paper/CampusWalk.trace");
-    if paper.is_file() {
-        return paper;
-    }
-    eprintln!("{} not found: using a synthetic cellular trace", paper.display());
-    let out = dir.path("cellular.trace");
-    let status = Command::new(ALCC)
-        .args(["trace", "gen", "--kind", "cellular", "--seed", "1", "--duration", "60", "--out"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    out
-}
+/// The cellular trace the delay tests use (their bounds were measured on it).
+const CELLULAR: &str = "alcc-paper/CampusWalk.trace";
 
 /// Runs `alcc link` over `trace` (both directions) with `server` on the server side and
 /// `client` (a shell command) in the client namespace.
@@ -100,15 +71,20 @@ fn telemetry(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// One curl download of `secs` seconds from `alcc serve --cc CC` behind the cellular link;
-/// returns (Mbit/s, p95 ms, telemetry).
+/// One curl download of `secs` seconds from `alcc serve --cc CC` behind the cellular link
+/// (`none`: from the plain writer `alcc serve-plain`, kernel CUBIC with no alcc code); returns
+/// (Mbit/s, p95 ms, telemetry).
 fn download(dir: &TmpDir, trace: &Path, cc: &str, secs: u32) -> (f64, f64, Vec<serde_json::Value>) {
     let log = dir.path(&format!("{cc}.log"));
     let tel = dir.path(&format!("{cc}.tel"));
-    let server = format!(
-        "{ALCC} serve --port 9000 --cc {cc} --underlay cubic --bytes 100000000000 --http --telemetry {}",
-        tel.display()
-    );
+    let server = if cc == "none" {
+        format!("{ALCC} serve-plain --port 9000 --underlay cubic --bytes 100000000000 --http")
+    } else {
+        format!(
+            "{ALCC} serve --port 9000 --cc {cc} --underlay cubic --bytes 100000000000 --http --telemetry {}",
+            tel.display()
+        )
+    };
     let client =
         format!("sleep 0.5; curl -s -o /dev/null --max-time {secs} http://$ALCC_SERVER:9000/; exit 0");
     let log_arg = log.to_string_lossy().into_owned();
@@ -151,13 +127,10 @@ const COPA_THROUGHPUT_FLOOR: f64 = 0.35;
 
 #[test]
 fn copa_over_cubic_cuts_p95_delay_to_a_quarter_and_keeps_its_window_under_cwnd() {
-    if let Some(why) = skip_reason() {
-        eprintln!("SKIPPED: {why}");
-        return;
-    }
+    let env = alcc_testenv::require!(emulator_needs().trace(CELLULAR));
     let _one_at_a_time = serial();
     let dir = TmpDir::new("delay");
-    let trace = cellular_trace(&dir);
+    let trace = env.trace(CELLULAR);
     let (cubic_tput, cubic_p95) = cubic_baseline(&trace);
     let (copa_tput, copa_p95, tel) = download(&dir, &trace, "copa", 15);
     assert!(copa_p95 <= cubic_p95 / 4.0, "p95 copa {copa_p95} ms vs cubic {cubic_p95} ms");
@@ -194,13 +167,10 @@ const VERUS_THROUGHPUT_FLOOR: f64 = 0.75;
 
 #[test]
 fn verus_over_cubic_halves_p95_delay_and_its_window_binds() {
-    if let Some(why) = skip_reason() {
-        eprintln!("SKIPPED: {why}");
-        return;
-    }
+    let env = alcc_testenv::require!(emulator_needs().trace(CELLULAR));
     let _one_at_a_time = serial();
     let dir = TmpDir::new("verus");
-    let trace = cellular_trace(&dir);
+    let trace = env.trace(CELLULAR);
     let (cubic_tput, cubic_p95) = cubic_baseline(&trace);
     let (tput, p95, tel) = download(&dir, &trace, "verus", 15);
     assert!(p95 <= VERUS_DELAY_CEILING * cubic_p95, "p95 verus {p95} ms vs cubic {cubic_p95} ms");
@@ -233,10 +203,7 @@ fn content(len: usize) -> Vec<u8> {
 
 #[test]
 fn fifty_mib_arrive_intact_through_one_percent_loss_and_the_controller_hears_it() {
-    if let Some(why) = skip_reason() {
-        eprintln!("SKIPPED: {why}");
-        return;
-    }
+    alcc_testenv::require!(emulator_needs());
     let _one_at_a_time = serial();
     let dir = TmpDir::new("loss");
     let trace = dir.path("constant.trace");

@@ -1,4 +1,4 @@
-//! `alcc experiment run` over the real emulator (root only; skipped with a message otherwise):
+//! `alcc experiment run` over the real emulator (root; otherwise a visible skip, a failure in CI):
 //!
 //! - a tiny sweep with a scheme whose controller does not exist: that run is recorded failed
 //!   with its error, the others complete, every run directory holds its files, the tables
@@ -25,16 +25,9 @@ fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn skip_reason() -> Option<&'static str> {
-    let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
-    let curl = Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !root {
-        Some("the emulator needs root")
-    } else if !curl {
-        Some("curl is not installed")
-    } else {
-        None
-    }
+/// What a sweep over the emulator needs.
+fn sweep_needs() -> alcc_testenv::Needs {
+    alcc_testenv::needs().root("the emulator makes network namespaces and TUN devices").program("curl")
 }
 
 /// A spec over a generated constant 12 Mbit/s trace.
@@ -67,10 +60,7 @@ fn mtime(p: &Path) -> SystemTime {
 
 #[test]
 fn a_sweep_records_failures_and_resumes() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
-        return;
-    }
+    alcc_testenv::require!(sweep_needs());
     let _guard = serial();
     let dir = TmpDir::new("experiment-sweep");
     let spec = write_spec(&dir, &["tcp-cubic", "alcc-nonexistent", "alcc-copa"], 5);
@@ -156,16 +146,13 @@ fn refs_bin() -> PathBuf {
 /// builds them with `make refs` first).
 #[test]
 fn the_authors_programs_run_through_the_emulator() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
-        return;
-    }
+    alcc_testenv::require!(sweep_needs());
     let built =
         ["genericcc_sender", "verus_server", "sproutbt2"].iter().all(|f| refs_bin().join(f).is_file());
-    if !built {
-        eprintln!("skipped: the authors' programs are not built in {} (make refs)", refs_bin().display());
-        return;
-    }
+    alcc_testenv::require!(sweep_needs().that(
+        built,
+        &format!("the authors' programs are not built in {} (make refs)", refs_bin().display())
+    ));
     let _guard = serial();
     let dir = TmpDir::new("experiment-ref");
     let spec = write_spec(&dir, &["ref-copa", "ref-verus", "ref-sprout"], 4);
@@ -254,10 +241,7 @@ impl Drop for Reaper {
 
 #[test]
 fn sigint_stops_cleanly_and_the_rerun_resumes() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
-        return;
-    }
+    alcc_testenv::require!(sweep_needs());
     let _guard = serial();
     let dir = TmpDir::new("experiment-sigint");
     let spec = write_spec(&dir, &["tcp-cubic", "alcc-copa"], 6);

@@ -1,4 +1,4 @@
-//! `alcc link` end to end (root; skipped otherwise): exit status of a failing command, clean-up
+//! `alcc link` end to end (root; otherwise a visible skip, a failure in CI): exit status of a failing command, clean-up
 //! on SIGINT, the error when not root. Each test checks that no namespace of the child process
 //! remains.
 
@@ -7,8 +7,9 @@ use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false)
+/// What `alcc link` needs.
+fn link_needs() -> alcc_testenv::Needs {
+    alcc_testenv::needs().root("alcc link makes network namespaces and TUN devices")
 }
 
 fn trace() -> PathBuf {
@@ -51,10 +52,7 @@ fn alcc_link(t: &PathBuf) -> Command {
 
 #[test]
 fn the_command_runs_in_the_client_namespace_and_its_status_is_returned() {
-    if !is_root() {
-        eprintln!("SKIPPED: alcc link needs root");
-        return;
-    }
+    alcc_testenv::require!(link_needs());
     let t = trace();
     let out = alcc_link(&t)
         .args([
@@ -73,10 +71,7 @@ fn the_command_runs_in_the_client_namespace_and_its_status_is_returned() {
 
 #[test]
 fn sigint_removes_namespaces_and_processes() {
-    if !is_root() {
-        eprintln!("SKIPPED: alcc link needs root");
-        return;
-    }
+    alcc_testenv::require!(link_needs());
     let t = trace();
     let log = std::env::temp_dir().join(format!("alcc-link-cli-{}-sigint.log", std::process::id()));
     let mut child = alcc_link(&t)
@@ -112,11 +107,7 @@ fn sigint_removes_namespaces_and_processes() {
 
 #[test]
 fn not_root_is_a_clear_error() {
-    let setpriv = Command::new("setpriv").arg("--version").output().is_ok();
-    if !is_root() || !setpriv {
-        eprintln!("SKIPPED: needs root and setpriv to drop privileges");
-        return;
-    }
+    alcc_testenv::require!(alcc_testenv::needs().root("to drop privileges with setpriv").program("setpriv"));
     let t = trace();
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--"])
@@ -136,10 +127,7 @@ fn not_root_is_a_clear_error() {
 
 #[test]
 fn the_downlink_log_analyzes_with_alcc_analyze() {
-    if !is_root() {
-        eprintln!("SKIPPED: alcc link needs root");
-        return;
-    }
+    alcc_testenv::require!(link_needs());
     let t = trace();
     let log = std::env::temp_dir().join(format!("alcc-link-cli-{}.log", std::process::id()));
     let status = alcc_link(&t)

@@ -116,6 +116,7 @@ fn seconds_resets_a_download_that_would_not_end() {
 
 #[test]
 fn the_underlay_is_the_connections_congestion_control() {
+    alcc_testenv::require!(alcc_testenv::needs().program("ss").kernel_cc("reno"));
     let (child, port) = serve(&["--bytes", "100000000000", "--http", "--underlay", "reno", "--seconds", "3"]);
     let mut client = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
     std::io::Write::write_all(&mut client, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();

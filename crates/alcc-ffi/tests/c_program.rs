@@ -7,6 +7,7 @@ use std::process::Command;
 
 #[test]
 fn c_program_uses_the_abi() {
+    alcc_testenv::require!(alcc_testenv::needs().program("cc"));
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     // The test binary lives in <target>/<profile>/deps; libalcc.so is in <target>/<profile>.
     let exe = std::env::current_exe().unwrap();
@@ -19,10 +20,6 @@ fn c_program_uses_the_abi() {
         build.arg("--release");
     }
     assert!(build.status().unwrap().success(), "building libalcc failed");
-    if Command::new("cc").arg("--version").output().is_err() {
-        eprintln!("no C compiler (scripts/setup.sh installs one); skipping");
-        return;
-    }
     let out_dir = std::env::temp_dir().join(format!("alcc-ffi-test-{}", std::process::id()));
     std::fs::create_dir_all(&out_dir).unwrap();
     let program = out_dir.join("alcc_test");

@@ -1,5 +1,5 @@
 //! End-to-end tests of the emulator: real namespaces, TUN devices and kernel TCP. They need
-//! root (CI runs as root) and are skipped otherwise. Each checks that it leaves no namespace
+//! root (CI runs as root); otherwise each skips visibly (alcc-testenv; a failure in CI). Each checks that it leaves no namespace
 //! or link behind, even when it fails.
 
 mod common;
@@ -16,9 +16,7 @@ fn twelve_mbps(delay_ms: u64) -> TestbedConfig {
 
 #[test]
 fn ping_rtt_is_twice_the_one_way_delay() {
-    if !root_or_skip("ping_rtt_is_twice_the_one_way_delay") {
-        return;
-    }
+    alcc_testenv::require!(emulator_needs());
     let _g = serial();
     leak_checked(|| {
         let tb = Testbed::start(twelve_mbps(20)).unwrap();
@@ -71,9 +69,7 @@ fn ping_rtt_is_twice_the_one_way_delay() {
 
 #[test]
 fn kernel_cubic_fills_a_constant_12_mbps_link_and_the_log_shows_its_capacity() {
-    if !root_or_skip("kernel_cubic_fills_a_constant_12_mbps_link") {
-        return;
-    }
+    alcc_testenv::require!(emulator_needs());
     let _g = serial();
     leak_checked(|| {
         let log = temp_path("cubic12.log");
@@ -117,9 +113,7 @@ fn kernel_cubic_fills_a_constant_12_mbps_link_and_the_log_shows_its_capacity() {
 
 #[test]
 fn bernoulli_loss_of_one_percent_over_100k_packets() {
-    if !root_or_skip("bernoulli_loss_of_one_percent_over_100k_packets") {
-        return;
-    }
+    alcc_testenv::require!(emulator_needs());
     let _g = serial();
     leak_checked(|| {
         // 100 opportunities per ms (1.2 Gbit/s): the queue never limits.
@@ -152,9 +146,7 @@ fn bernoulli_loss_of_one_percent_over_100k_packets() {
 
 #[test]
 fn processes_in_both_namespaces_are_killed_when_the_testbed_goes() {
-    if !root_or_skip("processes_in_both_namespaces_are_killed_when_the_testbed_goes") {
-        return;
-    }
+    alcc_testenv::require!(emulator_needs());
     let _g = serial();
     leak_checked(|| {
         let tb = Testbed::start(twelve_mbps(5)).unwrap();
@@ -179,9 +171,7 @@ fn queue_limit_and_trace_errors_are_reported_before_anything_is_created() {
     assert!(e.contains("`ten`"), "{e}");
     let e = Schedule::new(vec![5, 3]).unwrap_err().to_string();
     assert!(e.contains("before the previous one"), "{e}");
-    if !root_or_skip("queue_limit_and_trace_errors (loss part)") {
-        return;
-    }
+    alcc_testenv::require!(emulator_needs());
     let _g = serial();
     leak_checked(|| {
         let mut config = twelve_mbps(1);
@@ -193,9 +183,7 @@ fn queue_limit_and_trace_errors_are_reported_before_anything_is_created() {
 
 #[test]
 fn drop_tail_bounds_the_queue_of_a_bulk_transfer() {
-    if !root_or_skip("drop_tail_bounds_the_queue_of_a_bulk_transfer") {
-        return;
-    }
+    alcc_testenv::require!(emulator_needs());
     let _g = serial();
     leak_checked(|| {
         let mut config = twelve_mbps(10);

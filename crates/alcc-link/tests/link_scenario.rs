@@ -1,18 +1,15 @@
 //! The sans-IO link over a real cellular trace: a saturating sender gets exactly the trace's
-//! capacity, and the trace loops. No root needed; skipped without $ALCC_TRACE_DIR's traces.
+//! capacity, and the trace loops. No root needed; skipped visibly without the shared traces (a
+//! failure in CI).
 
 use alcc_link::{Link, LinkEvent, QueueSpec, Schedule, OPPORTUNITY_BYTES};
 use alcc_trace::Trace;
 
 #[test]
 fn a_saturated_link_delivers_exactly_the_trace_capacity_across_loops() {
-    let dir = std::env::var("ALCC_TRACE_DIR").unwrap_or_else(|_| "/work/shared/traces".to_string());
-    let path = std::path::Path::new(&dir).join("alcc-paper/highwayGold.trace");
-    if !path.exists() {
-        eprintln!("SKIPPED: {} not found (set ALCC_TRACE_DIR)", path.display());
-        return;
-    }
-    let trace = Trace::parse_file(&path).unwrap();
+    let rel = "alcc-paper/highwayGold.trace";
+    let env = alcc_testenv::require!(alcc_testenv::needs().trace(rel));
+    let trace = Trace::parse_file(env.trace(rel)).unwrap();
     let period_us = trace.period_ms() * 1000;
     let per_period = trace.opportunities_ms().len() as u64;
     let mut link: Link<()> = Link::new(Schedule::from(trace), QueueSpec::Infinite);

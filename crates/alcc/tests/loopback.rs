@@ -195,25 +195,6 @@ fn abort_resets_the_peer() {
     assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset);
 }
 
-/// 1 GiB through a windowed flow, checksums compared. Slow (FNV over 2 GiB): run with
-/// `cargo test -p alcc --release -- --ignored gigabyte`.
-#[test]
-#[ignore]
-fn gigabyte_arrives_identical() {
-    let total = 1 << 30;
-    let cc = std::env::var("ALCC_TEST_CC").unwrap_or_else(|_| "fixed:window=100".into());
-    let ((got, got_sum), sum, info, took) = one_transfer("127.0.0.1:0", Options::with_cc(&cc), total);
-    eprintln!(
-        "1 GiB with {cc}: {took:.2?} ({:.0} Mbit/s incl. checksums), {} chunks, {} ACK stamps, {} TCP_INFO acks",
-        total as f64 * 8.0 / took.as_secs_f64() / 1e6,
-        info.chunks_sent,
-        info.ack_stamps,
-        info.info_acks
-    );
-    assert_eq!((got, got_sum), (total, sum));
-    assert_eq!(info.bytes_acked, total);
-}
-
 #[test]
 fn error_queue_overflow_falls_back_to_tcp_info() {
     // A receive buffer of a few KiB holds only a handful of timestamps: most are dropped,

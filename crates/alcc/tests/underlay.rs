@@ -1,7 +1,7 @@
 //! The BPF underlay (`alcc:hold`, `alcc:follow`) over real kernel TCP on loopback: the
 //! kernel's window is what the policy says, bytes arrive intact, the registration goes away
-//! with the last flow. Needs root (CAP_BPF, CAP_NET_ADMIN); without it each test says so and
-//! skips (and fails under CI=true, where a skip is a failure).
+//! with the last flow. Needs root (CAP_BPF, CAP_NET_ADMIN); without it each test skips visibly
+//! (alcc-testenv; a failure in CI).
 
 mod common;
 
@@ -13,21 +13,10 @@ use alcc::underlay::loader;
 use alcc::{AlccListener, AlccStream, FlowInfo, Options};
 use common::{read_all, write_pattern};
 
-/// Whether the test can run; says why not otherwise.
-fn privileged(test: &str) -> bool {
-    // The effective uid from /proc (root has every capability here).
-    let root = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| l.strip_prefix("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false);
-    if !root {
-        let msg = format!("SKIP {test}: the alcc underlay needs root (CAP_BPF, CAP_NET_ADMIN)");
-        assert!(std::env::var_os("CI").is_none(), "{msg}; in CI a skip is a failure");
-        eprintln!("{msg}");
-    }
-    root
+/// Whether the test can run (root); otherwise the skip is recorded (alcc-testenv: visible, a
+/// failure in CI).
+fn privileged() -> bool {
+    alcc_testenv::needs().root("the alcc underlay needs CAP_BPF and CAP_NET_ADMIN").check().is_some()
 }
 
 /// Sends `total` bytes under `options`, sampling the flow's info while it runs; returns the
@@ -67,7 +56,7 @@ fn segments(window: u64, mss: u32) -> u64 {
 
 #[test]
 fn hold_keeps_the_kernel_window_at_twice_the_controllers_plus_ten() {
-    if !privileged("hold") {
+    if !privileged() {
         return;
     }
     let options = Options::with_cc("fixed:window=20").underlay("alcc:hold");
@@ -92,7 +81,7 @@ fn hold_keeps_the_kernel_window_at_twice_the_controllers_plus_ten() {
 
 #[test]
 fn follow_makes_the_kernel_window_the_controllers() {
-    if !privileged("follow") {
+    if !privileged() {
         return;
     }
     let options = Options::with_cc("fixed:window=20").underlay("alcc:follow");
@@ -122,7 +111,7 @@ fn follow_makes_the_kernel_window_the_controllers() {
 
 #[test]
 fn the_registration_lives_as_long_as_a_flow_holds_it() {
-    if !privileged("lifetime") {
+    if !privileged() {
         return;
     }
     let name = loader::process_name();

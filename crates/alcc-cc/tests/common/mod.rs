@@ -2,7 +2,6 @@
 //! the run with the same metrics code (`alcc-trace`) every other measurement uses.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use alcc_cc::sim::{Capacity, Scenario, SimResult};
@@ -21,17 +20,11 @@ pub fn cellular_link(seed: u64) -> Scenario {
     Scenario::new(Capacity::Trace(trace.opportunities_ms().to_vec()))
 }
 
-/// A scenario over a trace file of `$ALCC_TRACE_DIR`, or `None` (with a message) when absent.
+/// A scenario over a file of the shared traces (alcc-testenv's trace directory), or `None`
+/// when it is absent: the skip is then recorded (a failure in CI) and the caller returns.
 pub fn shared_trace_link(relative: &str) -> Option<Scenario> {
-    let dir = std::env::var_os("ALCC_TRACE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces")));
-    let path = dir.join(relative);
-    if !path.exists() {
-        eprintln!("skipping: {} not found (set ALCC_TRACE_DIR to the shared traces)", path.display());
-        return None;
-    }
-    let trace = alcc_trace::trace::Trace::parse_file(&path).expect("shared trace parses");
+    let env = alcc_testenv::needs().trace(relative).check()?;
+    let trace = alcc_trace::trace::Trace::parse_file(env.trace(relative)).expect("shared trace parses");
     Some(Scenario::new(Capacity::Trace(trace.opportunities_ms().to_vec())))
 }
 

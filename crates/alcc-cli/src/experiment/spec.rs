@@ -296,16 +296,20 @@ impl Spec {
         spec
     }
 
-    /// Expands `${VAR}` and `${VAR:-default}` in every trace path.
-    pub fn expand_paths(&mut self, label: &str) -> Result<(), SpecError> {
+    /// Expands `${VAR}` and `${VAR:-default}` in every trace path, then makes a relative path
+    /// relative to `base`, the spec file's directory (so that `../../shared/traces` in
+    /// `experiments/` means the traces beside the repository, wherever the command runs).
+    pub fn expand_paths(&mut self, label: &str, base: &Path) -> Result<(), SpecError> {
         for (i, t) in self.traces.iter_mut().enumerate() {
             for (name, value) in [("path", &mut t.path), ("uplink", &mut t.uplink)] {
                 if let Some(v) = value {
-                    *v = expand_env(v, |k| std::env::var(k).ok()).map_err(|reason| SpecError::Field {
-                        path: label.to_string(),
-                        field: format!("traces[{i}].{name}"),
-                        reason,
-                    })?;
+                    let expanded =
+                        expand_env(v, |k| std::env::var(k).ok()).map_err(|reason| SpecError::Field {
+                            path: label.to_string(),
+                            field: format!("traces[{i}].{name}"),
+                            reason,
+                        })?;
+                    *v = base.join(&expanded).display().to_string();
                 }
             }
         }
@@ -521,6 +525,18 @@ path = "/t/third.trace"
             Spec::parse("reference-alcc.toml", include_str!("../../../../experiments/reference-alcc.toml"))
                 .unwrap();
         assert!(reference_alcc.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
+    }
+
+    #[test]
+    fn relative_trace_paths_are_relative_to_the_spec_file() {
+        let mut s = Spec::parse("t.toml", DEMO).unwrap();
+        s.traces[2].uplink = Some("up/${NO_SUCH_ALCC_VAR:-x}.trace".into());
+        s.traces[1].path = Some("${NO_SUCH_ALCC_VAR:-../../shared/traces}/a.trace".into());
+        s.expand_paths("t.toml", Path::new("/repo/experiments")).unwrap();
+        assert_eq!(s.traces[1].path.as_deref(), Some("/repo/experiments/../../shared/traces/a.trace"));
+        // Absolute paths stay as they are.
+        assert_eq!(s.traces[2].path.as_deref(), Some("/t/third.trace"));
+        assert_eq!(s.traces[2].uplink.as_deref(), Some("/repo/experiments/up/x.trace"));
     }
 
     #[test]

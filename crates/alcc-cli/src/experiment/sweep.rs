@@ -44,7 +44,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if args.quick {
         spec = spec.quick_version();
     }
-    spec.expand_paths(&label)?;
+    // Trace paths are relative to the spec's directory.
+    let base = args.spec.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    spec.expand_paths(&label, &base)?;
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(if args.quick {
             format!("{}-quick", spec.name)

@@ -1,4 +1,4 @@
-//! Helpers of the end-to-end tests: root check, leak check, serialisation, traffic.
+//! Helpers of the end-to-end tests: the root need, leak check, serialisation, traffic.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -11,13 +11,9 @@ use alcc_link::{probe, Testbed};
 /// The tests share the machine's network setup: run them one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Whether the tests can run; prints why not otherwise.
-pub fn root_or_skip(test: &str) -> bool {
-    let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
-    if !root {
-        eprintln!("SKIPPED {test}: the link emulator's end-to-end tests need root (namespaces, TUN)");
-    }
-    root
+/// What the end-to-end tests need (alcc-testenv: a skip is visible, and a failure in CI).
+pub fn emulator_needs() -> alcc_testenv::Needs {
+    alcc_testenv::needs().root("the emulator makes network namespaces and TUN devices")
 }
 
 pub fn serial() -> MutexGuard<'static, ()> {

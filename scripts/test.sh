@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# `make test` after lint: every Rust test (release), the report's tests, the Java library's, and
+# the paper's experiment in its --quick form. Whatever happens, it ends with one line listing
+# the tests that skipped and why (or "skipped: none"): every skip goes to $ALCC_SKIP_LOG
+# (crates/alcc-testenv, python/tests/skip_policy.py, scripts/skip.sh). Under CI=true (.ci/run)
+# a skip is a failure instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p target
+export ALCC_SKIP_LOG="$PWD/target/skipped.log"
+: >"$ALCC_SKIP_LOG"
+trap './scripts/skipped.sh "$ALCC_SKIP_LOG"' EXIT
+# The 1000-flow test needs about three descriptors per flow.
+ulimit -n "$(ulimit -Hn)"
+"${CARGO:-cargo}" test --workspace --release
+.venv/bin/python -m pytest -q python/tests
+(cd java && ${MVN:-mvn -B -q} verify)
+./scripts/test-paper-quick.sh
