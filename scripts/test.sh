@@ -12,7 +12,7 @@ export ALCC_SKIP_LOG="$PWD/target/skipped.log"
 trap './scripts/skipped.sh "$ALCC_SKIP_LOG"' EXIT
 # The 1000-flow test needs about three descriptors per flow.
 ulimit -n "$(ulimit -Hn)"
-"${CARGO:-cargo}" test --workspace --release
+${CARGO:-cargo} test --workspace --release
 .venv/bin/python -m pytest -q python/tests
 (cd java && ${MVN:-mvn -B -q} verify)
 ./scripts/test-paper-quick.sh
