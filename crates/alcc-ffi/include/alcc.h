@@ -104,6 +104,15 @@ int alcc_set_cc(int fd, const char *spec, const char *underlay);
 int alcc_set_mode(int fd, const char *mode);
 /* Fills *info for an alcc connection. -1/EBADF if fd is not one. */
 int alcc_get_info(int fd, struct alcc_info *info);
+/* For event loops: a descriptor that polls writable (POLLOUT, EPOLLOUT; level- or
+ * edge-triggered) exactly while alcc_send(fd, ..., MSG_DONTWAIT) would not fail with EAGAIN:
+ * the send queue has room, or the connection failed or was closed (the send then returns
+ * the error at once; this is how a failure wakes a waiter). Watch it for EPOLLOUT only, the
+ * socket itself for reading. Edge-triggered: one edge each time the queue goes from full to
+ * having room. Owned by the connection: do not read, write or close it; it is valid until
+ * alcc_close(fd). -1/EBADF if fd is not an alcc connection, -1/EOPNOTSUPP on the receiving
+ * side of framed mode. */
+int alcc_writable_fd(int fd);
 
 #ifdef __cplusplus
 }

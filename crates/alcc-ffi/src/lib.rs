@@ -310,6 +310,14 @@ pub fn set_mode(fd: RawFd, mode: &str) -> Result<(), Errno> {
     Ok(())
 }
 
+/// `alcc_writable_fd`: the sending side's readiness descriptor.
+pub fn writable_fd(fd: RawFd) -> Result<RawFd, Errno> {
+    match conn(fd)?.as_ref() {
+        Conn::Sending(s) => s.writable_fd().map_err(|e| errno_of(&e)),
+        Conn::Receiving(_) => Err(libc::EOPNOTSUPP),
+    }
+}
+
 /// `alcc_get_info`.
 pub fn info(fd: RawFd) -> Result<CInfo, Errno> {
     match conn(fd)?.as_ref() {

@@ -218,3 +218,10 @@ pub unsafe extern "C" fn alcc_get_info(fd: RawFd, info: *mut CInfo) -> libc::c_i
         Ok(0)
     })
 }
+
+/// The descriptor that polls writable (POLLOUT / EPOLLOUT) exactly while `alcc_send` on `fd`
+/// would not block; see `alcc.h`.
+#[no_mangle]
+pub extern "C" fn alcc_writable_fd(fd: RawFd) -> RawFd {
+    guard(|| crate::writable_fd(fd))
+}

@@ -19,7 +19,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use alcc_cc::Time;
@@ -72,6 +72,11 @@ struct Inbox {
 
 /// The application side's handle on the driver thread.
 pub(crate) struct Driver {
+    /// The process the thread runs in: a forked child has a copy of this struct but no thread.
+    pid: u32,
+    /// The thread's own epoll and timer descriptors, which a forked child closes (their owner,
+    /// the thread, does not exist there).
+    thread_fds: [std::os::fd::RawFd; 2],
     inbox: Mutex<Inbox>,
     eventfd: EventFd,
     next_id: AtomicU64,
@@ -80,7 +85,8 @@ pub(crate) struct Driver {
     wakeups: AtomicU64,
 }
 
-static DRIVER: OnceLock<Result<Arc<Driver>, String>> = OnceLock::new();
+/// The driver started in this process (or, in a forked child, the parent's until replaced).
+static DRIVER: Mutex<Option<Result<Arc<Driver>, String>>> = Mutex::new(None);
 
 /// Set once the driver thread has died (see the module docs).
 static DIED: AtomicBool = AtomicBool::new(false);
@@ -99,14 +105,33 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// The process's driver, started on first use.
+/// The process's driver, started on first use. A forked child inherits a copy of the parent's
+/// driver without its thread: the child starts a driver of its own (flows the child inherited
+/// stay the parent's; see [`Driver::runs_here`]).
 pub(crate) fn get() -> io::Result<Arc<Driver>> {
-    DRIVER.get_or_init(start).clone().map_err(io::Error::other)
+    let mut slot = DRIVER.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(Ok(d)) = slot.as_ref() {
+        if !d.runs_here() {
+            // The child's copies of the thread's descriptors have no owner here. The eventfd
+            // stays open: the inherited flows' handles still hold (and will close) it.
+            for fd in d.thread_fds {
+                sys::close_raw(fd);
+            }
+            // The parent's thread's fate is not the child's.
+            DIED.store(false, Ordering::Release);
+            *slot = None;
+        }
+    }
+    slot.get_or_insert_with(start).clone().map_err(io::Error::other)
 }
 
 fn start() -> Result<Arc<Driver>, String> {
     let setup = || -> io::Result<(Arc<Driver>, Epoll, TimerFd)> {
+        let epoll = Epoll::new()?;
+        let timer = TimerFd::new()?;
         let driver = Arc::new(Driver {
+            pid: sys::process_id(),
+            thread_fds: [epoll.raw(), timer.raw()],
             inbox: Mutex::new(Inbox::default()),
             eventfd: EventFd::new()?,
             next_id: AtomicU64::new(0),
@@ -114,8 +139,6 @@ fn start() -> Result<Arc<Driver>, String> {
             cpu_ns: AtomicU64::new(0),
             wakeups: AtomicU64::new(0),
         });
-        let epoll = Epoll::new()?;
-        let timer = TimerFd::new()?;
         epoll.add(driver.eventfd.raw(), libc::EPOLLIN as u32, Token::Wake.encode())?;
         epoll.add(timer.raw(), libc::EPOLLIN as u32, Token::Timer.encode())?;
         Ok((driver, epoll, timer))
@@ -130,6 +153,12 @@ fn start() -> Result<Arc<Driver>, String> {
 }
 
 impl Driver {
+    /// Whether this driver's thread runs in the calling process (not in a forked child, which
+    /// has a copy of the struct but not the thread).
+    pub fn runs_here(&self) -> bool {
+        self.pid == sys::process_id()
+    }
+
     /// A fresh flow id; an error once 2^63 ids were handed out (never, in practice).
     pub fn next_id(&self) -> io::Result<FlowId> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, Once, Weak};
 use std::time::{Duration, Instant};
 
 use crate::driver::{self, FlowId};
-use crate::flow::shared::{Shared, Wait};
+use crate::flow::shared::{Ending, Shared, Wait};
 use crate::sys;
 
 /// The exit hook's linger when `ALCC_EXIT_LINGER` is not set.
@@ -83,7 +83,10 @@ pub fn flush_at_exit(linger: Duration) -> usize {
         if st.released {
             continue;
         }
-        st.closing = true;
+        if !st.ending.is_ended() {
+            st.ending = Ending::Finish;
+        }
+        st.sync_readiness();
         if !st.wake_pending {
             st.wake_pending = true;
             drop(st);

@@ -46,8 +46,21 @@
 //! [`Mode::Udp`]: the same frames as datagrams ([`AlccStream::accept_udp`] sends,
 //! [`AlccReceiver::connect`] receives), every one acknowledged, no retransmission.
 //!
-//! Linux only. Not supported yet: a readiness notification for non-blocking writers (they
-//! retry on `WouldBlock`).
+//! # Event loops and shared descriptors
+//!
+//! [`AlccStream::writable_fd`] is a per-flow descriptor (an eventfd, made on first use) that
+//! polls EPOLLOUT exactly while a non-blocking write would not fail with `WouldBlock`: the
+//! queue has room, or the flow ended or failed (the write then returns the error at once:
+//! that is how a failure wakes a waiter). Level- and edge-triggered; one edge per
+//! transition from full to room (flow/shared.rs module docs). C: `alcc_writable_fd`.
+//! [`AlccStream::from_shared_fd`] takes over a `dup` of a socket the application keeps
+//! using (the engine leaves O_NONBLOCK alone and passes MSG_DONTWAIT), ended with
+//! [`AlccStream::release`] (close(2) semantics: flush, then let go without a FIN) or
+//! [`AlccStream::finish`] (shutdown(SHUT_WR)); crates/alcc-preload builds on them. In a
+//! forked child the first flow starts a driver of its own; flows inherited from the parent
+//! fail there (their bytes are the parent's driver's to move).
+//!
+//! Linux only.
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 

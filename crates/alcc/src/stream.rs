@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::driver::{self, Driver, FlowId};
 use crate::error::{Error, Result};
 use crate::flow::control::Control;
-use crate::flow::shared::{ControlChange, Shared, Wait};
+use crate::flow::shared::{ControlChange, Ending, Shared, Wait};
 use crate::flow::Flow;
 use crate::info::FlowInfo;
 use crate::mode::Mode;
@@ -66,8 +66,19 @@ impl AlccStream {
     /// Takes over a connected TCP stream (accepted or connected) on which nothing was written
     /// yet, and sends on it under `options` in kernel or framed mode.
     pub fn from_tcp(tcp: TcpStream, options: &Options) -> Result<AlccStream> {
+        tcp.set_nonblocking(true)?;
+        AlccStream::from_shared_fd(tcp.into(), options)
+    }
+
+    /// Takes over a connected TCP socket like [`from_tcp`](Self::from_tcp), but leaves its
+    /// file status flags alone: `fd` may be a `dup` of a descriptor the application keeps
+    /// using (reading from it, polling it, closing it), and O_NONBLOCK belongs to the open
+    /// file that all those descriptors share. The engine needs no O_NONBLOCK: every call it
+    /// makes on the socket passes MSG_DONTWAIT. End such a stream with
+    /// [`release`](Self::release) when the application's descriptor closes.
+    pub fn from_shared_fd(fd: OwnedFd, options: &Options) -> Result<AlccStream> {
         let control = Control::build(&options.cc, options, options.mode)?;
-        AlccStream::from_tcp_under(tcp, options, control)
+        AlccStream::from_fd_under(fd, options, control)
     }
 
     /// Like [`from_tcp`](Self::from_tcp), under a controller of the application's own
@@ -79,10 +90,11 @@ impl AlccStream {
         controller: Box<dyn alcc_cc::Controller>,
     ) -> Result<AlccStream> {
         let control = Control::Controlled { controller, pacer: alcc_cc::pacer::Pacer::new() };
-        AlccStream::from_tcp_under(tcp, options, control)
+        tcp.set_nonblocking(true)?;
+        AlccStream::from_fd_under(tcp.into(), options, control)
     }
 
-    fn from_tcp_under(tcp: TcpStream, options: &Options, control: Control) -> Result<AlccStream> {
+    fn from_fd_under(fd: OwnedFd, options: &Options, control: Control) -> Result<AlccStream> {
         let transport = match options.mode {
             Mode::Kernel => Transport::kernel(),
             Mode::Framed => Transport::framed(&options.cc)?,
@@ -93,8 +105,6 @@ impl AlccStream {
                 )))
             }
         };
-        tcp.set_nonblocking(true)?;
-        let fd: OwnedFd = tcp.into();
         let raw = fd.as_raw_fd();
         // The kernel's segment size is known once connected; the underlay counts in it.
         let mss = sys::tcp_info(raw).map_or(options.mss, |i| u64::from(i.snd_mss)).max(1);
@@ -278,7 +288,26 @@ impl AlccStream {
         InfoHandle { fd: self.fd.clone(), shared: self.shared.clone() }
     }
 
+    /// Fails the flow in this process if it is a forked child's copy of a flow that the
+    /// parent's driver serves (nobody here would ever move its bytes); returns whether it did.
+    fn fail_if_inherited(&self) -> bool {
+        if self.driver.runs_here() {
+            return false;
+        }
+        self.shared.lock().fail(
+            io::ErrorKind::Unsupported,
+            "alcc: this flow belongs to the process that started it; a forked child cannot send on it \
+             (take the socket over anew in the child)"
+                .into(),
+        );
+        self.shared.notify();
+        true
+    }
+
     fn wake(&self) {
+        if self.fail_if_inherited() {
+            return;
+        }
         let mut st = self.shared.lock();
         if !st.wake_pending && !st.released {
             st.wake_pending = true;
@@ -298,10 +327,66 @@ impl AlccStream {
 
     /// [`close`](Self::close) through a shared reference (for the C ABI); later writes fail.
     pub fn close_ref(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.closed.store(true, Ordering::Relaxed);
-        self.shared.lock().closing = true;
-        self.wake();
+        self.end(Ending::Finish);
         self.shared.wait_for(Wait::up_to(timeout, false), "close: flush", |st| st.finished.then_some(Ok(())))
+    }
+
+    /// Ends the application's side of the flow as `ending` says (later writes fail) and lets
+    /// the driver act on it.
+    fn end(&self, ending: Ending) {
+        self.closed.store(true, Ordering::Relaxed);
+        {
+            let mut st = self.shared.lock();
+            if !st.ending.is_ended() {
+                st.ending = ending;
+            }
+            st.sync_readiness();
+        }
+        self.wake();
+    }
+
+    /// Lets go of the flow as close(2) lets go of one of several descriptors of a socket:
+    /// the driver still moves everything queued into the kernel under the controller, then
+    /// closes the engine's descriptor without sending a FIN itself. The kernel sends what it
+    /// holds and its FIN once the socket's last descriptor closes, in this process or
+    /// another (a dup the application kept, a forked child). Returns at once; a failure
+    /// while flushing is not reported to anyone (as with close(2)). For
+    /// [`from_shared_fd`](Self::from_shared_fd) streams, whose socket the application keeps.
+    /// The engine's descriptor closes when the driver is done *and* this stream is dropped:
+    /// drop it soon (it only holds the descriptor and the flow's figures from then on).
+    pub fn release(&self) {
+        self.end(Ending::Release);
+    }
+
+    /// Ends the sending side as shutdown(2) with SHUT_WR does, without waiting: the driver
+    /// flushes what is queued, then sends the FIN; later writes fail. [`close`](Self::close)
+    /// is this plus waiting until everything is acknowledged.
+    pub fn finish(&self) {
+        self.end(Ending::Finish);
+    }
+
+    /// Whether the driver has let go of the flow (finished, released or failed).
+    pub fn is_released(&self) -> bool {
+        self.shared.lock().released
+    }
+
+    /// The flow's readiness descriptor for event loops: it polls writable (POLLOUT, EPOLLOUT)
+    /// exactly while a write to this stream would not block, level- or edge-triggered (one
+    /// edge per transition to writable); watch it for EPOLLOUT only. When the flow fails or
+    /// is closed it stays writable and the next write returns the error. Made on the first
+    /// call (one eventfd); valid while the stream lives; do not read, write or close it.
+    pub fn writable_fd(&self) -> io::Result<RawFd> {
+        self.shared.lock().readiness_fd()
+    }
+
+    /// Whether a write would not block now (queue room, or the flow ended or failed).
+    pub fn accepts_write(&self) -> bool {
+        self.shared.lock().accepts_write()
+    }
+
+    /// The flow's failure, if it failed.
+    pub fn failure(&self) -> Option<io::Error> {
+        self.shared.lock().failure()
     }
 
     /// Resets the connection at once, discarding what is queued.
@@ -355,16 +440,18 @@ impl AlccStream {
         if buf.is_empty() {
             return Ok(0);
         }
+        self.fail_if_inherited();
         let wait = Wait::up_to(self.write_timeout, nonblocking);
         let mut notify = false;
         let n = self.shared.wait_for(wait, "write", |st| {
-            if st.closing || st.released {
+            if st.ending.is_ended() || st.released {
                 return Some(Err(io::Error::new(io::ErrorKind::BrokenPipe, "alcc stream is closed")));
             }
             if st.queue.is_full() {
                 return None;
             }
             let n = st.queue.push(buf);
+            st.sync_readiness();
             notify = !st.wake_pending;
             st.wake_pending = true;
             Some(Ok(n))
@@ -439,8 +526,7 @@ impl Drop for AlccStream {
     /// in the background, also when the process exits first ([`crate::flush_at_exit`]).
     fn drop(&mut self) {
         if !self.closed.load(Ordering::Relaxed) {
-            self.shared.lock().closing = true;
-            self.wake();
+            self.end(Ending::Finish);
         }
     }
 }

@@ -440,6 +440,11 @@ impl Epoll {
         cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd, &mut ev) }).map(drop)
     }
 
+    /// The descriptor.
+    pub fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
     /// Watches `fd` for `events` (EPOLLIN, EPOLLOUT, EPOLLET, ...), reporting `token`.
     pub fn add(&self, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
         self.ctl(libc::EPOLL_CTL_ADD, fd, events, token)
@@ -560,4 +565,76 @@ pub fn at_exit(hook: extern "C" fn()) -> io::Result<()> {
     } else {
         Err(io::Error::other("atexit refused the hook"))
     }
+}
+
+/// A descriptor that polls writable (POLLOUT / EPOLLOUT) exactly while a flow accepts a write:
+/// an eventfd used upside down. Its counter is either 0 (writable: the kernel reports
+/// EPOLLOUT while the counter is below 2^64 - 2) or 2^64 - 2 (not writable). Marking it
+/// writable reads the counter back to 0, which wakes every waiter with EPOLLOUT, so an
+/// edge-triggered watcher gets one edge per transition to writable; marking it full adds
+/// 2^64 - 2, which wakes nobody who watches for EPOLLOUT only.
+#[derive(Debug)]
+pub struct WritableFd {
+    fd: OwnedFd,
+}
+
+impl WritableFd {
+    /// The counter value that makes an eventfd not writable.
+    const FULL: u64 = u64::MAX - 1;
+
+    /// A new descriptor, writable (non-blocking, close-on-exec).
+    pub fn new() -> io::Result<WritableFd> {
+        // SAFETY: plain syscall; a non-negative result is a descriptor we now own.
+        let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) })?;
+        // SAFETY: `fd` was just returned by the kernel and is owned by nobody else.
+        Ok(WritableFd { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
+    }
+
+    /// The descriptor to poll.
+    pub fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Makes it writable (`true`) or not (`false`). The caller tracks the state and calls this
+    /// only on a change (a second `false` would fail with EAGAIN: the counter is full).
+    pub fn set_writable(&self, writable: bool) -> io::Result<()> {
+        let mut v: u64 = if writable { 0 } else { WritableFd::FULL };
+        loop {
+            // SAFETY: reads or writes 8 bytes at `v`, which lives across the call.
+            let n = unsafe {
+                if writable {
+                    libc::read(self.fd.as_raw_fd(), (&mut v as *mut u64).cast(), 8)
+                } else {
+                    libc::write(self.fd.as_raw_fd(), (&v as *const u64).cast(), 8)
+                }
+            };
+            match cvt_size(n) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // Reading a counter that is already 0: it was writable.
+                Err(e) if writable && e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Whether the open file behind `fd` has O_NONBLOCK set.
+pub fn is_nonblocking(fd: RawFd) -> io::Result<bool> {
+    // SAFETY: F_GETFL takes no argument and only reads the descriptor's flags.
+    let flags = cvt(unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
+    Ok(flags & libc::O_NONBLOCK != 0)
+}
+
+/// The calling process's id (the kernel's, not a cached one: it changes in a forked child).
+pub fn process_id() -> u32 {
+    // SAFETY: plain syscall without arguments.
+    unsafe { libc::getpid() as u32 }
+}
+
+/// Closes a raw descriptor that no Rust owner will close (a forked child's copy of a
+/// descriptor owned by a thread that does not exist in the child).
+pub fn close_raw(fd: RawFd) {
+    // SAFETY: the caller guarantees that nothing else owns or uses `fd` in this process.
+    unsafe { libc::close(fd) };
 }

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -109,6 +110,14 @@ static int run(int family) {
     int c = alcc_accept(l, (struct sockaddr *)&peer, &peer_len);
     CHECK(c >= 0, "alcc_accept: %s", strerror(errno));
     CHECK(peer.ss_family == family, "peer family %d", peer.ss_family);
+    if (!framed) {
+        /* Readiness: an empty queue has room. */
+        int w = alcc_writable_fd(c);
+        CHECK(w >= 0, "alcc_writable_fd: %s", strerror(errno));
+        struct pollfd p = {.fd = w, .events = POLLOUT};
+        CHECK(poll(&p, 1, 0) == 1 && (p.revents & POLLOUT), "readiness of an empty queue: revents %d", p.revents);
+        CHECK(alcc_writable_fd(c) == w, "one readiness descriptor per connection");
+    }
 
     static unsigned char buf[100000];
     uint64_t h = 0xcbf29ce484222325ull, sent = 0;
@@ -153,6 +162,8 @@ int main(void) {
     CHECK(alcc_recv(12345, b, sizeof b, 0) == -1 && errno == EBADF, "recv on unknown fd: errno %d", errno);
     struct alcc_info info;
     CHECK(alcc_get_info(12345, &info) == -1 && errno == EBADF, "info on unknown fd: errno %d", errno);
+    errno = 0;
+    CHECK(alcc_writable_fd(12345) == -1 && errno == EBADF, "writable_fd on unknown fd: errno %d", errno);
     int s = socket(AF_INET, SOCK_STREAM, 0);
     errno = 0;
     CHECK(alcc_set_cc(s, "nosuch", NULL) == -1 && errno == EINVAL, "bad spec: errno %d", errno);

@@ -28,7 +28,7 @@ use crate::underlay::FlowUnderlay;
 
 use self::chunk::SendClock;
 use self::control::{Allowance, Control, Sizing};
-use self::shared::{ControlChange, Shared, SharedState};
+use self::shared::{ControlChange, Ending, Shared, SharedState};
 
 /// How often a flow without ACK stamps (after its FIN, or in plain mode) re-reads TCP_INFO
 /// while bytes are in flight, at first; each poll that finds nothing newly acknowledged
@@ -186,20 +186,30 @@ impl Flow {
         if st.queue.is_empty() {
             self.control.on_idle();
         }
-        if st.closing && !self.close_noted {
+        if st.ending.is_ended() && !self.close_noted {
             self.close_noted = true;
             self.transport.on_close(fd, &self.options)?;
         }
-        if st.closing && st.queue.is_empty() && self.transport.is_flushed() && !self.shut {
-            self.shut = self.transport.finish(fd, &self.chunks)?;
-        }
-        let done = self.shut && self.chunks.bytes_in_flight() == 0;
+        let flushed = st.queue.is_empty() && self.transport.is_flushed();
+        let done = match st.ending {
+            Ending::Open => false,
+            Ending::Finish => {
+                if flushed && !self.shut {
+                    self.shut = self.transport.finish(fd, &self.chunks)?;
+                }
+                self.shut && self.chunks.bytes_in_flight() == 0
+            }
+            // Everything is in the kernel: it sends the rest; the FIN is the socket's last
+            // close's business (close(2) semantics).
+            Ending::Release => flushed,
+        };
         st.handed_over = done || (self.shut && self.transport.kernel_delivers_after_fin());
         if done {
             st.finished = true;
             st.released = true;
         }
         self.publish(&mut st);
+        st.sync_readiness();
         let freed = st.queue.len() < before;
         let active = !st.queue.is_empty() || self.chunks.bytes_in_flight() > 0;
         drop(st);

@@ -1,6 +1,19 @@
 //! What the application side of a flow and the driver both touch, under one lock: the send
-//! queue, the close and abort requests, the flow's fate and its latest [`FlowInfo`], and the
-//! one place where an application call waits for the driver ([`Shared::wait_for`]).
+//! queue, the close and abort requests, the flow's fate and its latest [`FlowInfo`], the
+//! one place where an application call waits for the driver ([`Shared::wait_for`]), and the
+//! flow's readiness descriptor for event loops ([`Readiness`]).
+//!
+//! # Readiness
+//!
+//! A flow *accepts a write* when a write would not block: its queue has room, or the flow is
+//! closed or failed (the write then returns its error at once, as a socket's does). The
+//! readiness descriptor ([`sys::WritableFd`]) polls EPOLLOUT exactly while that holds.
+//! Every change of the queue or of the flow's fate happens under this module's lock, and
+//! [`SharedState::sync_readiness`] runs before the lock is let go, so the descriptor never
+//! lags the state: a watcher never sleeps while the queue has room and never sees EPOLLOUT
+//! while it is full. Edge-triggered watchers get one edge per transition to writable (after
+//! a write that filled the queue, partial or not, the next edge comes when the driver has
+//! moved bytes out). Made on first use only: a flow nobody polls has no descriptor.
 
 use std::collections::VecDeque;
 use std::io;
@@ -9,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use crate::flow::control::Control;
 use crate::info::FlowInfo;
+use crate::sys;
 use crate::underlay::FlowUnderlay;
 
 /// Bytes the application wrote that the driver has not yet handed to the kernel.
@@ -72,13 +86,41 @@ pub(crate) struct ControlChange {
     pub generation: u64,
 }
 
+/// How the application has ended its side of the flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// Still writing.
+    #[default]
+    Open,
+    /// Closed (or dropped): flush the queue, send the FIN, wait until everything is
+    /// acknowledged.
+    Finish,
+    /// Let go like close(2) on one of several descriptors of a socket: flush the queue into
+    /// the kernel, then release the engine's descriptor without a FIN; the kernel sends what
+    /// it holds, and its FIN when the socket's last descriptor (in any process) closes.
+    Release,
+}
+
+impl Ending {
+    /// Whether the application has ended its side (writes fail from now on).
+    pub fn is_ended(self) -> bool {
+        self != Ending::Open
+    }
+}
+
+/// A flow's readiness descriptor and the state it shows.
+pub(crate) struct Readiness {
+    fd: sys::WritableFd,
+    writable: bool,
+}
+
 /// The shared state proper.
 #[derive(Default)]
 pub(crate) struct SharedState {
     /// Bytes waiting for the driver.
     pub queue: SendQueue,
-    /// The application closed (or dropped) its stream: flush, then FIN.
-    pub closing: bool,
+    /// Whether and how the application ended its side.
+    pub ending: Ending,
     /// Everything was handed to the kernel, the FIN sent and all acknowledged.
     pub finished: bool,
     /// Closed, and nothing is left that needs this process: the kernel holds every byte and
@@ -102,9 +144,39 @@ pub(crate) struct SharedState {
     pub new_underlay: Option<FlowUnderlay>,
     /// The driver's latest snapshot.
     pub info: FlowInfo,
+    /// The readiness descriptor, once asked for.
+    readiness: Option<Readiness>,
 }
 
 impl SharedState {
+    /// Whether a write would complete now (queue room) or fail now (the flow ended or failed)
+    /// rather than block.
+    pub fn accepts_write(&self) -> bool {
+        !self.queue.is_full() || self.ending.is_ended() || self.released || self.error.is_some()
+    }
+
+    /// Brings the readiness descriptor in line with [`accepts_write`](Self::accepts_write);
+    /// called under the lock after every change of the queue or the flow's fate.
+    pub fn sync_readiness(&mut self) {
+        let want = self.accepts_write();
+        if let Some(r) = self.readiness.as_mut().filter(|r| r.writable != want) {
+            // An eventfd read or write of 8 bytes fails only on a bad descriptor, which an
+            // owned one is not; the state is kept as it was if it ever did.
+            if r.fd.set_writable(want).is_ok() {
+                r.writable = want;
+            }
+        }
+    }
+
+    /// The readiness descriptor, made (in the current state) on first use.
+    pub fn readiness_fd(&mut self) -> io::Result<std::os::fd::RawFd> {
+        if self.readiness.is_none() {
+            self.readiness = Some(Readiness { fd: sys::WritableFd::new()?, writable: true });
+            self.sync_readiness();
+        }
+        Ok(self.readiness.as_ref().map_or(-1, |r| r.fd.raw()))
+    }
+
     /// The flow's failure as an error, if it failed.
     pub fn failure(&self) -> Option<io::Error> {
         self.error.as_ref().map(|(k, m)| io::Error::new(*k, m.clone()))
@@ -116,6 +188,7 @@ impl SharedState {
             self.error = Some((kind, message));
         }
         self.released = true;
+        self.sync_readiness();
     }
 }
 
@@ -257,6 +330,90 @@ mod tests {
         shared.lock().fail(io::ErrorKind::ConnectionReset, "reset".into());
         let e = shared.wait_for(Wait::Forever, "test", |_| Some(Ok(()))).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
+    }
+
+    /// Whether `fd` polls writable now.
+    fn writable(fd: std::os::fd::RawFd) -> bool {
+        sys::poll_one(fd, libc::POLLOUT, Some(Duration::ZERO)).unwrap()
+    }
+
+    /// EPOLLOUT events an epoll instance reports now (without waiting).
+    fn edges(ep: &sys::Epoll) -> usize {
+        let mut ev = Vec::with_capacity(8);
+        ep.wait(&mut ev, Some(Duration::ZERO)).unwrap();
+        ev.iter().filter(|e| e.events & libc::EPOLLOUT as u32 != 0).count()
+    }
+
+    #[test]
+    fn readiness_follows_the_queue_level_triggered() {
+        let shared = Shared::new(8, FlowInfo::default());
+        let fd = shared.lock().readiness_fd().unwrap();
+        assert!(writable(fd), "an empty queue accepts a write");
+        let mut st = shared.lock();
+        st.queue.push(b"abcd");
+        st.sync_readiness();
+        assert!(writable(fd), "a queue with room accepts a write");
+        st.queue.push(b"efghij");
+        st.sync_readiness();
+        assert!(!writable(fd), "no POLLOUT while the queue is full");
+        assert!(!writable(fd), "and again: the state does not change by being polled");
+        st.queue.consume(1);
+        st.sync_readiness();
+        assert!(writable(fd), "room again after the driver took one byte");
+        st.queue.push(b"z");
+        st.sync_readiness();
+        assert!(!writable(fd));
+        // A flow that failed (or ended) is writable: the write returns the error at once.
+        st.fail(io::ErrorKind::ConnectionReset, "reset".into());
+        assert!(writable(fd));
+    }
+
+    #[test]
+    fn readiness_gives_one_edge_per_transition_to_writable() {
+        let shared = Shared::new(8, FlowInfo::default());
+        let fd = shared.lock().readiness_fd().unwrap();
+        let ep = sys::Epoll::new().unwrap();
+        ep.add(fd, (libc::EPOLLOUT | libc::EPOLLET) as u32, 7).unwrap();
+        assert_eq!(edges(&ep), 1, "the first registration reports the current state once");
+        assert_eq!(edges(&ep), 0, "edge-triggered: nothing more without a change");
+        let mut st = shared.lock();
+        // A partial write fills the queue: no edge for becoming full.
+        assert_eq!(st.queue.push(b"0123456789"), 8);
+        st.sync_readiness();
+        assert_eq!(edges(&ep), 0);
+        // Syncing again without a change makes no edge either.
+        st.sync_readiness();
+        assert_eq!(edges(&ep), 0);
+        // The driver moves bytes out: exactly one edge, which is not missed.
+        st.queue.consume(3);
+        st.sync_readiness();
+        assert_eq!(edges(&ep), 1);
+        // More room is not a new transition.
+        st.queue.consume(3);
+        st.sync_readiness();
+        assert_eq!(edges(&ep), 0);
+        // Full again, then room again: a new edge.
+        st.queue.push(b"abcdefgh");
+        st.sync_readiness();
+        assert_eq!(edges(&ep), 0);
+        st.queue.consume(8);
+        st.sync_readiness();
+        assert_eq!(edges(&ep), 1);
+        // A failure while full wakes the watcher once.
+        st.queue.push(b"abcdefgh");
+        st.sync_readiness();
+        st.fail(io::ErrorKind::ConnectionReset, "reset".into());
+        assert_eq!(edges(&ep), 1);
+        assert_eq!(edges(&ep), 0);
+    }
+
+    #[test]
+    fn readiness_made_late_starts_in_the_current_state() {
+        let shared = Shared::new(4, FlowInfo::default());
+        shared.lock().queue.push(b"abcd");
+        let fd = shared.lock().readiness_fd().unwrap();
+        assert!(!writable(fd));
+        assert_eq!(shared.lock().readiness_fd().unwrap(), fd, "one descriptor per flow");
     }
 
     proptest! {
