@@ -1,0 +1,367 @@
+//! `libalcc_preload.so`: alcc for programs that were not written for it.
+//!
+//! ```text
+//! LD_PRELOAD=target/release/libalcc_preload.so ALCC_CC=copa [ALCC_UNDERLAY=reno]
+//!     [ALCC_PORTS=80,8080] [ALCC_MODE=kernel] [ALCC_QUEUE=bytes] [ALCC_LOG=stderr|FILE]
+//!     program args
+//! ```
+//!
+//! Every TCP connection the program accepts (on the listed local ports, or all) is governed:
+//! the library keeps the program's descriptor a real, connected socket (reads, `getpeername`,
+//! `setsockopt`, polling for input all reach the kernel as before) and hands a `dup` of it to
+//! the alcc engine ([`alcc::AlccStream::from_shared_fd`]). What the program writes
+//! (`write`, `send`, `sendto`, `sendmsg`, `writev`, `sendfile`) goes into the flow's queue;
+//! the engine's controller decides when it enters the kernel. The engine leaves the open
+//! file's O_NONBLOCK alone (it passes MSG_DONTWAIT on every call), so the program's own
+//! blocking or non-blocking choice holds: a blocking write waits for room in the queue, a
+//! non-blocking one fails with EAGAIN.
+//!
+//! Ends: `shutdown(SHUT_WR)` queues the FIN behind the queued bytes
+//! ([`alcc::AlccStream::finish`]); `close` of the last descriptor of a connection lets go
+//! like close(2) ([`alcc::AlccStream::release`]): the engine still moves what is queued into
+//! the kernel under the controller, then drops its descriptor, and the kernel sends the FIN
+//! when the socket's last descriptor closes. `dup`, `dup2`, `dup3` and `fcntl(F_DUPFD*)` of a
+//! governed descriptor give another governed descriptor of the same flow.
+//!
+//! Not yet governed (see docs/unmodified-programs.md): readiness through the program's own
+//! `epoll`/`poll`/`select` (a non-blocking event loop sees the kernel socket's EPOLLOUT, not
+//! the queue's), a connection inherited across `fork` (writes in the child fail with EIO and
+//! a log line; connections the child accepts itself are governed by the child's own engine
+//! thread), io_uring and raw system calls. At exit the engine's own hook
+//! ([`alcc::flush_at_exit`]) hands every flow's queued bytes to the kernel within
+//! `ALCC_EXIT_LINGER`. Docs: docs/unmodified-programs.md.
+//!
+//! Layout: [`config`] reads the environment; this module keeps the table of governed
+//! descriptors and does the work; `sys` holds the exported symbols, the look-up of the
+//! real functions and the constructor, and is the only place with `unsafe`.
+
+#![deny(unsafe_code)]
+
+pub mod config;
+mod sys;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use alcc::AlccStream;
+
+use crate::config::{Config, ConfigError, LogTarget};
+
+/// An errno value.
+pub type Errno = libc::c_int;
+
+/// Descriptors below this number can be governed: one bit each, read without a lock on
+/// every interposed call, so that ungoverned descriptors cost one atomic load.
+const MAX_FD: usize = 1 << 16;
+
+/// The bits of governed descriptors.
+static MARKS: [AtomicU64; MAX_FD / 64] = [const { AtomicU64::new(0) }; MAX_FD / 64];
+
+/// The shim's state, set up by the constructor.
+static STATE: OnceLock<State> = OnceLock::new();
+
+/// One governed connection, shared by every descriptor of it the program holds.
+struct Governed {
+    stream: AlccStream,
+    /// The program's descriptors of this connection.
+    descriptors: AtomicUsize,
+    /// The process whose engine serves the flow (a forked child's copy is not served).
+    pid: u32,
+    /// The descriptor it was accepted as (for log lines).
+    first_fd: RawFd,
+    /// Whether the child-process refusal was logged.
+    inherited_logged: AtomicBool,
+}
+
+struct State {
+    config: Config,
+    table: Mutex<HashMap<RawFd, Arc<Governed>>>,
+    log: Mutex<Option<File>>,
+    /// Whether a descriptor above [`MAX_FD`] was refused (logged once).
+    too_high_logged: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Reads the configuration and checks it against the kernel; called once by the
+/// constructor before the program's `main`.
+pub fn init() -> Result<(), ConfigError> {
+    let config = Config::from_vars(|k| std::env::var(k).ok())?;
+    config.check_kernel()?;
+    let log = match &config.log {
+        LogTarget::File(path) => {
+            Some(std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| {
+                ConfigError { variable: "ALCC_LOG", message: format!("cannot open {}: {e}", path.display()) }
+            })?)
+        }
+        _ => None,
+    };
+    let start = format!(
+        "start cc={} underlay={} queue={} ports={:?}",
+        config.options.cc, config.options.underlay, config.options.queue_capacity, config.ports
+    );
+    let _ = STATE.set(State {
+        config,
+        table: Mutex::new(HashMap::new()),
+        log: Mutex::new(log),
+        too_high_logged: AtomicBool::new(false),
+    });
+    log_line(&start);
+    Ok(())
+}
+
+fn state() -> Option<&'static State> {
+    STATE.get()
+}
+
+/// Writes one log line (`alcc-preload pid=N ...`) where `ALCC_LOG` says.
+fn log_line(text: &str) {
+    let Some(st) = state() else { return };
+    let line = format!("alcc-preload pid={} {text}\n", std::process::id());
+    match &st.config.log {
+        LogTarget::Off => {}
+        LogTarget::Stderr => {
+            let _ = io::stderr().write_all(line.as_bytes());
+        }
+        LogTarget::File(_) => {
+            if let Some(f) = lock(&st.log).as_mut() {
+                let _ = f.write_all(line.as_bytes());
+            }
+        }
+    }
+}
+
+fn mark(fd: RawFd, on: bool) {
+    let i = fd as usize;
+    let bit = 1u64 << (i % 64);
+    if on {
+        MARKS[i / 64].fetch_or(bit, Ordering::AcqRel);
+    } else {
+        MARKS[i / 64].fetch_and(!bit, Ordering::AcqRel);
+    }
+}
+
+pub(crate) fn marked(fd: RawFd) -> bool {
+    usize::try_from(fd)
+        .is_ok_and(|i| i < MAX_FD && MARKS[i / 64].load(Ordering::Acquire) & (1u64 << (i % 64)) != 0)
+}
+
+/// The governed connection behind `fd`, if any.
+fn governed(fd: RawFd) -> Option<Arc<Governed>> {
+    if !marked(fd) {
+        return None;
+    }
+    lock(&state()?.table).get(&fd).cloned()
+}
+
+/// Whether `fd` is a governed descriptor (for tests and the status of a program).
+pub fn is_governed(fd: RawFd) -> bool {
+    governed(fd).is_some()
+}
+
+/// The errno for an engine error.
+fn errno_of(e: &io::Error) -> Errno {
+    if let Some(code) = e.raw_os_error() {
+        return code;
+    }
+    use io::ErrorKind as K;
+    match e.kind() {
+        K::WouldBlock => libc::EAGAIN,
+        K::TimedOut => libc::ETIMEDOUT,
+        K::BrokenPipe => libc::EPIPE,
+        K::ConnectionReset => libc::ECONNRESET,
+        K::ConnectionAborted => libc::ECONNABORTED,
+        K::NotConnected => libc::ENOTCONN,
+        K::InvalidInput => libc::EINVAL,
+        _ => libc::EIO,
+    }
+}
+
+fn log_flow(what: &str, g: &Governed) {
+    let info = serde_json::to_string(&g.stream.info()).unwrap_or_else(|e| format!("\"{e}\""));
+    log_line(&format!("{what} fd={} info={info}", g.first_fd));
+}
+
+/// Called after the real accept/accept4 returned the connection `fd`: governs it if the
+/// configuration covers its local port.
+pub fn after_accept(fd: RawFd) {
+    let Some(st) = state() else { return };
+    let Some(port) = sys::local_tcp_port(fd) else { return };
+    if !st.config.ports.covers(port) {
+        return;
+    }
+    if usize::try_from(fd).map_or(true, |i| i >= MAX_FD) {
+        if !st.too_high_logged.swap(true, Ordering::Relaxed) {
+            log_line(&format!("descriptor {fd} is above {MAX_FD}: its connection is NOT governed"));
+        }
+        return;
+    }
+    let result = sys::dup_cloexec(fd)
+        .map_err(alcc::Error::Io)
+        .and_then(|dup| AlccStream::from_shared_fd(dup, &st.config.options));
+    match result {
+        Ok(stream) => {
+            let g = Arc::new(Governed {
+                stream,
+                descriptors: AtomicUsize::new(1),
+                pid: std::process::id(),
+                first_fd: fd,
+                inherited_logged: AtomicBool::new(false),
+            });
+            lock(&st.table).insert(fd, g);
+            mark(fd, true);
+            log_line(&format!("accept fd={fd} port={port} cc={}", st.config.options.cc));
+        }
+        Err(e) => log_line(&format!("accept fd={fd}: could NOT govern the connection: {e}")),
+    }
+}
+
+/// The flow behind `fd` if this process serves it; an inherited one gives EIO.
+fn flow(fd: RawFd) -> Option<Result<Arc<Governed>, Errno>> {
+    let g = governed(fd)?;
+    if g.pid != std::process::id() {
+        if !g.inherited_logged.swap(true, Ordering::Relaxed) {
+            log_line(&format!(
+                "fd={fd} was governed by the parent process {}; writing to it in a forked child is not supported (EIO)",
+                g.pid
+            ));
+        }
+        return Some(Err(libc::EIO));
+    }
+    Some(Ok(g))
+}
+
+/// A write to a governed descriptor: `bufs` in order, as far as the queue takes them. A
+/// blocking call waits for room before the first byte only (a partial count afterwards, as
+/// a socket's write may return). `None`: not governed, call the real function.
+pub fn write(fd: RawFd, bufs: &[&[u8]], dontwait: bool) -> Option<Result<usize, Errno>> {
+    let g = match flow(fd)? {
+        Ok(g) => g,
+        Err(e) => return Some(Err(e)),
+    };
+    let nonblocking = dontwait || sys::is_nonblocking(fd);
+    let mut total = 0usize;
+    for buf in bufs.iter().filter(|b| !b.is_empty()) {
+        let mut off = 0;
+        while off < buf.len() {
+            match g.stream.write_with(&buf[off..], nonblocking || total > 0) {
+                Ok(n) => {
+                    off += n;
+                    total += n;
+                }
+                Err(e) if total > 0 && e.kind() == io::ErrorKind::WouldBlock => return Some(Ok(total)),
+                Err(e) if total > 0 => {
+                    // The bytes taken so far are the call's result; the error comes next time.
+                    let _ = e;
+                    return Some(Ok(total));
+                }
+                Err(e) => return Some(Err(errno_of(&e))),
+            }
+        }
+    }
+    Some(Ok(total))
+}
+
+/// Largest piece of a file `sendfile` reads into memory at once.
+const SENDFILE_PIECE: usize = 256 << 10;
+
+/// sendfile(2) to a governed descriptor: reads at most 256 KiB of the file
+/// at the offset (`offset`, or the file's position when `None`) and queues what the flow
+/// takes; the offset or position moves by that much. The whole file is never in memory.
+pub fn sendfile(
+    out: RawFd,
+    input: RawFd,
+    offset: Option<&mut i64>,
+    count: usize,
+) -> Option<Result<usize, Errno>> {
+    if !marked(out) {
+        return None;
+    }
+    let Some(at) = offset.as_deref().copied().map_or_else(|| sys::file_position(input), Ok).ok() else {
+        return Some(Err(libc::ESPIPE));
+    };
+    let mut buf = vec![0u8; count.min(SENDFILE_PIECE)];
+    let n = match sys::pread(input, &mut buf, at) {
+        Ok(n) => n,
+        Err(e) => return Some(Err(e)),
+    };
+    if n == 0 {
+        return Some(Ok(0));
+    }
+    let taken = match write(out, &[&buf[..n]], false)? {
+        Ok(k) => k,
+        Err(e) => return Some(Err(e)),
+    };
+    let end = at + taken as i64;
+    match offset {
+        Some(o) => *o = end,
+        None => {
+            if let Err(e) = sys::set_file_position(input, end) {
+                return Some(Err(e));
+            }
+        }
+    }
+    Some(Ok(taken))
+}
+
+/// Forgets descriptor `fd` of a governed connection (close, or dup2 over it); the flow is
+/// let go (flushed in the background, close(2) semantics) when its last descriptor goes.
+/// Returns whether `fd` was governed; the caller closes the descriptor itself.
+pub fn forget(fd: RawFd) -> bool {
+    if !marked(fd) {
+        return false;
+    }
+    let Some(st) = state() else { return false };
+    let g = {
+        let mut table = lock(&st.table);
+        mark(fd, false);
+        table.remove(&fd)
+    };
+    let Some(g) = g else { return false };
+    if g.descriptors.fetch_sub(1, Ordering::AcqRel) == 1 && g.pid == std::process::id() {
+        // The engine flushes in the background; dropping our handle (here, or when a write
+        // in another thread returns) lets its descriptor close once the flush is done.
+        g.stream.release();
+        log_flow("close", &g);
+    }
+    true
+}
+
+/// shutdown(2) on a governed descriptor: SHUT_WR and SHUT_RDWR queue the FIN behind the
+/// queued bytes (the engine sends it after the flush); the receiving half goes to the
+/// kernel at once. Returns the `how` still to pass to the real shutdown, if any.
+pub fn shutdown(fd: RawFd, how: libc::c_int) -> Option<Result<Option<libc::c_int>, Errno>> {
+    let g = match flow(fd)? {
+        Ok(g) => g,
+        Err(e) => return Some(Err(e)),
+    };
+    Some(Ok(match how {
+        libc::SHUT_WR => {
+            g.stream.finish();
+            None
+        }
+        libc::SHUT_RDWR => {
+            g.stream.finish();
+            Some(libc::SHUT_RD)
+        }
+        other => Some(other),
+    }))
+}
+
+/// After a successful dup of `old` as `new`: `new` is another descriptor of the same flow.
+pub fn after_dup(old: RawFd, new: RawFd) {
+    if old == new || usize::try_from(new).map_or(true, |i| i >= MAX_FD) {
+        return;
+    }
+    let Some(g) = governed(old) else { return };
+    let Some(st) = state() else { return };
+    g.descriptors.fetch_add(1, Ordering::AcqRel);
+    lock(&st.table).insert(new, g);
+    mark(new, true);
+}

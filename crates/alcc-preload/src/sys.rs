@@ -1,0 +1,534 @@
+//! The boundary with C: the exported functions that take the place of libc's (each turns its
+//! raw pointers into slices and asks the crate root whether the descriptor is governed; if
+//! not, it calls the real function), the look-up of the real functions (`dlsym(RTLD_NEXT)`),
+//! the constructor that reads the configuration before `main`, and the few plain system
+//! calls the crate root needs. The only module with `unsafe`.
+//!
+//! Nothing here may panic across the C boundary: the exported functions call only code that
+//! returns errors. Logging and the engine call libc themselves (`write` for a log line,
+//! `send` on the engine's own descriptor, `close`): those reach the functions below again and
+//! pass straight through, because only the program's accepted descriptors are governed.
+#![allow(unsafe_code)]
+// Under `cargo test` the exported symbols and the constructor are left out (the test binary
+// must keep libc's functions), and what only they use is unused.
+#![cfg_attr(test, allow(dead_code))]
+
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::OnceLock;
+
+use libc::{c_int, c_void, iovec, msghdr, off_t, size_t, sockaddr, socklen_t, ssize_t};
+
+type AcceptFn = unsafe extern "C" fn(c_int, *mut sockaddr, *mut socklen_t) -> c_int;
+type Accept4Fn = unsafe extern "C" fn(c_int, *mut sockaddr, *mut socklen_t, c_int) -> c_int;
+type WriteFn = unsafe extern "C" fn(c_int, *const c_void, size_t) -> ssize_t;
+type SendFn = unsafe extern "C" fn(c_int, *const c_void, size_t, c_int) -> ssize_t;
+type SendToFn =
+    unsafe extern "C" fn(c_int, *const c_void, size_t, c_int, *const sockaddr, socklen_t) -> ssize_t;
+type SendMsgFn = unsafe extern "C" fn(c_int, *const msghdr, c_int) -> ssize_t;
+type WritevFn = unsafe extern "C" fn(c_int, *const iovec, c_int) -> ssize_t;
+type SendFileFn = unsafe extern "C" fn(c_int, c_int, *mut off_t, size_t) -> ssize_t;
+type CloseFn = unsafe extern "C" fn(c_int) -> c_int;
+type ShutdownFn = unsafe extern "C" fn(c_int, c_int) -> c_int;
+type DupFn = unsafe extern "C" fn(c_int) -> c_int;
+type Dup2Fn = unsafe extern "C" fn(c_int, c_int) -> c_int;
+type Dup3Fn = unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
+type FcntlFn = unsafe extern "C" fn(c_int, c_int, libc::c_ulong) -> c_int;
+
+/// libc's own functions, found once.
+struct Real {
+    accept: AcceptFn,
+    accept4: Accept4Fn,
+    write: WriteFn,
+    send: SendFn,
+    sendto: SendToFn,
+    sendmsg: SendMsgFn,
+    writev: WritevFn,
+    sendfile: SendFileFn,
+    sendfile64: SendFileFn,
+    close: CloseFn,
+    shutdown: ShutdownFn,
+    dup: DupFn,
+    dup2: Dup2Fn,
+    dup3: Dup3Fn,
+    fcntl: FcntlFn,
+    fcntl64: FcntlFn,
+}
+
+static REAL: OnceLock<Real> = OnceLock::new();
+
+/// The next definition of `name` after this library (libc's), or a message naming it.
+fn next_symbol(name: &std::ffi::CStr) -> *mut c_void {
+    // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name only looks a symbol up.
+    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    if p.is_null() {
+        let msg = format!("alcc-preload: libc has no {name:?}; cannot run\n");
+        // SAFETY: writing a byte slice to stderr with the raw syscall (libc's write may be us).
+        unsafe { libc::syscall(libc::SYS_write, 2, msg.as_ptr(), msg.len()) };
+        std::process::abort();
+    }
+    p
+}
+
+macro_rules! real_fn {
+    ($name:literal, $ty:ty) => {{
+        let p = next_symbol($name);
+        // SAFETY: the symbol is libc's function of this name, whose C type is `$ty`.
+        unsafe { std::mem::transmute::<*mut c_void, $ty>(p) }
+    }};
+}
+
+fn real() -> &'static Real {
+    REAL.get_or_init(|| Real {
+        accept: real_fn!(c"accept", AcceptFn),
+        accept4: real_fn!(c"accept4", Accept4Fn),
+        write: real_fn!(c"write", WriteFn),
+        send: real_fn!(c"send", SendFn),
+        sendto: real_fn!(c"sendto", SendToFn),
+        sendmsg: real_fn!(c"sendmsg", SendMsgFn),
+        writev: real_fn!(c"writev", WritevFn),
+        sendfile: real_fn!(c"sendfile", SendFileFn),
+        sendfile64: real_fn!(c"sendfile64", SendFileFn),
+        close: real_fn!(c"close", CloseFn),
+        shutdown: real_fn!(c"shutdown", ShutdownFn),
+        dup: real_fn!(c"dup", DupFn),
+        dup2: real_fn!(c"dup2", Dup2Fn),
+        dup3: real_fn!(c"dup3", Dup3Fn),
+        fcntl: real_fn!(c"fcntl", FcntlFn),
+        fcntl64: real_fn!(c"fcntl64", FcntlFn),
+    })
+}
+
+fn set_errno(e: c_int) {
+    // SAFETY: __errno_location returns this thread's errno slot, always valid.
+    unsafe { *libc::__errno_location() = e };
+}
+
+fn last_errno() -> c_int {
+    io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// A C result from the crate root's: the count, or -1 with errno set (and SIGPIPE raised
+/// for EPIPE unless the caller asked for MSG_NOSIGNAL, as the kernel does).
+fn ssize_result(r: Result<usize, crate::Errno>, signal: bool) -> ssize_t {
+    match r {
+        Ok(n) => n as ssize_t,
+        Err(e) => {
+            if e == libc::EPIPE && signal {
+                // SAFETY: raising a signal in this thread, as the kernel would on EPIPE.
+                unsafe { libc::raise(libc::SIGPIPE) };
+            }
+            set_errno(e);
+            -1
+        }
+    }
+}
+
+/// `len` bytes at `buf` as a slice (empty for a null pointer or a zero length).
+///
+/// # Safety
+/// The caller's contract: `buf` points to `len` readable bytes when `len > 0`.
+unsafe fn bytes<'a>(buf: *const c_void, len: size_t) -> &'a [u8] {
+    if buf.is_null() || len == 0 {
+        return &[];
+    }
+    // SAFETY: as the function's contract says.
+    unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) }
+}
+
+/// An iovec array as slices.
+///
+/// # Safety
+/// `iov` points to `n` valid iovecs, each describing readable memory (writev's contract).
+unsafe fn iov_slices<'a>(iov: *const iovec, n: c_int) -> Vec<&'a [u8]> {
+    let n = usize::try_from(n).unwrap_or(0);
+    if iov.is_null() || n == 0 {
+        return Vec::new();
+    }
+    // SAFETY: as the function's contract says.
+    let iovs = unsafe { std::slice::from_raw_parts(iov, n) };
+    // SAFETY: each iovec describes readable memory (the caller's contract).
+    iovs.iter().map(|v| unsafe { bytes(v.iov_base, v.iov_len) }).collect()
+}
+
+// ---- The constructor ----
+
+extern "C" fn on_load() {
+    if let Err(e) = crate::init() {
+        let msg = format!("alcc-preload: {e}\nalcc-preload: refusing to start the program ungoverned\n");
+        // SAFETY: a byte slice to stderr with the raw syscall.
+        unsafe { libc::syscall(libc::SYS_write, 2, msg.as_ptr(), msg.len()) };
+        std::process::exit(2);
+    }
+}
+
+/// Runs [`on_load`] when the dynamic linker loads the library, before the program's `main`.
+#[cfg(not(test))]
+#[used]
+#[link_section = ".init_array"]
+static ON_LOAD: extern "C" fn() = on_load;
+
+// ---- Plain system calls for the crate root ----
+
+/// The local TCP port of `fd` if it is an IPv4/IPv6 stream socket.
+pub fn local_tcp_port(fd: RawFd) -> Option<u16> {
+    let mut ty: c_int = 0;
+    let mut len = std::mem::size_of::<c_int>() as socklen_t;
+    // SAFETY: SO_TYPE writes one c_int into `ty`, whose size `len` says.
+    let r = unsafe {
+        libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_TYPE, (&mut ty as *mut c_int).cast(), &mut len)
+    };
+    if r != 0 || ty != libc::SOCK_STREAM {
+        return None;
+    }
+    // SAFETY: sockaddr_storage is plain data; all zeroes is a valid value.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as socklen_t;
+    // SAFETY: getsockname writes at most `len` bytes into `ss`.
+    if unsafe { libc::getsockname(fd, (&mut ss as *mut libc::sockaddr_storage).cast(), &mut len) } != 0 {
+        return None;
+    }
+    match c_int::from(ss.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says `ss` holds a sockaddr_in.
+            let a = unsafe { &*(&ss as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            Some(u16::from_be(a.sin_port))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says `ss` holds a sockaddr_in6.
+            let a = unsafe { &*(&ss as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
+            Some(u16::from_be(a.sin6_port))
+        }
+        _ => None,
+    }
+}
+
+/// A close-on-exec duplicate of `fd` for the engine.
+pub fn dup_cloexec(fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor or -1.
+    let new = unsafe { (real().fcntl)(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `new` was just made and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
+/// Whether the open file behind `fd` is non-blocking.
+pub fn is_nonblocking(fd: RawFd) -> bool {
+    // SAFETY: F_GETFL only reads the flags.
+    let flags = unsafe { (real().fcntl)(fd, libc::F_GETFL, 0) };
+    flags >= 0 && flags & libc::O_NONBLOCK != 0
+}
+
+/// The file position of `fd`.
+pub fn file_position(fd: RawFd) -> Result<i64, crate::Errno> {
+    // SAFETY: lseek only moves or reads a position.
+    let p = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+    if p < 0 {
+        Err(last_errno())
+    } else {
+        Ok(p)
+    }
+}
+
+/// Sets the file position of `fd`.
+pub fn set_file_position(fd: RawFd, at: i64) -> Result<(), crate::Errno> {
+    // SAFETY: lseek only moves a position.
+    if unsafe { libc::lseek(fd, at, libc::SEEK_SET) } < 0 {
+        Err(last_errno())
+    } else {
+        Ok(())
+    }
+}
+
+/// pread(2) into `buf`.
+pub fn pread(fd: RawFd, buf: &mut [u8], at: i64) -> Result<usize, crate::Errno> {
+    loop {
+        // SAFETY: writes at most `buf.len()` bytes into `buf`.
+        let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), at) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = last_errno();
+        if e != libc::EINTR {
+            return Err(e);
+        }
+    }
+}
+
+// ---- The interposed functions ----
+
+/// accept(2); the connection is governed if the configuration covers it.
+///
+/// # Safety
+/// As accept(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn accept(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t) -> c_int {
+    // SAFETY: the caller's arguments, as accept(2) takes them.
+    let c = unsafe { (real().accept)(fd, addr, len) };
+    if c >= 0 {
+        crate::after_accept(c);
+    }
+    c
+}
+
+/// accept4(2); the connection is governed if the configuration covers it.
+///
+/// # Safety
+/// As accept4(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn accept4(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t, flags: c_int) -> c_int {
+    // SAFETY: the caller's arguments, as accept4(2) takes them.
+    let c = unsafe { (real().accept4)(fd, addr, len, flags) };
+    if c >= 0 {
+        crate::after_accept(c);
+    }
+    c
+}
+
+/// write(2): a governed descriptor's bytes go into its flow's queue.
+///
+/// # Safety
+/// As write(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ssize_t {
+    if crate::marked(fd) {
+        // SAFETY: write(2)'s contract: `len` readable bytes at `buf`.
+        let b = unsafe { bytes(buf, len) };
+        if let Some(r) = crate::write(fd, &[b], false) {
+            return ssize_result(r, true);
+        }
+    }
+    // SAFETY: the caller's arguments, as write(2) takes them.
+    unsafe { (real().write)(fd, buf, len) }
+}
+
+/// send(2): a governed descriptor's bytes go into its flow's queue (MSG_DONTWAIT and
+/// MSG_NOSIGNAL honoured; MSG_MORE, MSG_EOR are the engine's business).
+///
+/// # Safety
+/// As send(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn send(fd: c_int, buf: *const c_void, len: size_t, flags: c_int) -> ssize_t {
+    if crate::marked(fd) {
+        // SAFETY: send(2)'s contract: `len` readable bytes at `buf`.
+        let b = unsafe { bytes(buf, len) };
+        if let Some(r) = crate::write(fd, &[b], flags & libc::MSG_DONTWAIT != 0) {
+            return ssize_result(r, flags & libc::MSG_NOSIGNAL == 0);
+        }
+    }
+    // SAFETY: the caller's arguments, as send(2) takes them.
+    unsafe { (real().send)(fd, buf, len, flags) }
+}
+
+/// sendto(2): as send(2) on a governed (connected) descriptor, whose address is ignored
+/// as the kernel ignores it on a connected TCP socket.
+///
+/// # Safety
+/// As sendto(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn sendto(
+    fd: c_int,
+    buf: *const c_void,
+    len: size_t,
+    flags: c_int,
+    addr: *const sockaddr,
+    alen: socklen_t,
+) -> ssize_t {
+    if crate::marked(fd) {
+        // SAFETY: sendto(2)'s contract: `len` readable bytes at `buf`.
+        let b = unsafe { bytes(buf, len) };
+        if let Some(r) = crate::write(fd, &[b], flags & libc::MSG_DONTWAIT != 0) {
+            return ssize_result(r, flags & libc::MSG_NOSIGNAL == 0);
+        }
+    }
+    // SAFETY: the caller's arguments, as sendto(2) takes them.
+    unsafe { (real().sendto)(fd, buf, len, flags, addr, alen) }
+}
+
+/// sendmsg(2): the data of a governed descriptor's message goes into its flow's queue
+/// (ancillary data has no meaning on a TCP byte stream and is refused with EOPNOTSUPP).
+///
+/// # Safety
+/// As sendmsg(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn sendmsg(fd: c_int, msg: *const msghdr, flags: c_int) -> ssize_t {
+    if crate::marked(fd) && !msg.is_null() {
+        // SAFETY: sendmsg(2)'s contract: `msg` points to a valid msghdr.
+        let m = unsafe { &*msg };
+        if !m.msg_control.is_null() && m.msg_controllen > 0 {
+            set_errno(libc::EOPNOTSUPP);
+            return -1;
+        }
+        // SAFETY: the msghdr's iovecs describe readable memory.
+        let bufs = unsafe { iov_slices(m.msg_iov, m.msg_iovlen as c_int) };
+        if let Some(r) = crate::write(fd, &bufs, flags & libc::MSG_DONTWAIT != 0) {
+            return ssize_result(r, flags & libc::MSG_NOSIGNAL == 0);
+        }
+    }
+    // SAFETY: the caller's arguments, as sendmsg(2) takes them.
+    unsafe { (real().sendmsg)(fd, msg, flags) }
+}
+
+/// writev(2): a governed descriptor's buffers go into its flow's queue, in order.
+///
+/// # Safety
+/// As writev(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn writev(fd: c_int, iov: *const iovec, n: c_int) -> ssize_t {
+    if crate::marked(fd) {
+        // SAFETY: writev(2)'s contract: `n` valid iovecs at `iov`.
+        let bufs = unsafe { iov_slices(iov, n) };
+        if let Some(r) = crate::write(fd, &bufs, false) {
+            return ssize_result(r, true);
+        }
+    }
+    // SAFETY: the caller's arguments, as writev(2) takes them.
+    unsafe { (real().writev)(fd, iov, n) }
+}
+
+/// The shared body of sendfile and sendfile64.
+///
+/// # Safety
+/// `offset` null or valid for reading and writing (sendfile(2)'s contract).
+unsafe fn sendfile_governed(out: c_int, input: c_int, offset: *mut off_t, count: size_t) -> Option<ssize_t> {
+    // SAFETY: the caller's contract: null or a valid off_t.
+    let off = unsafe { offset.as_mut() };
+    crate::sendfile(out, input, off, count).map(|r| ssize_result(r, true))
+}
+
+/// sendfile(2) to a governed descriptor: pieces of the file enter its flow's queue.
+///
+/// # Safety
+/// As sendfile(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn sendfile(out: c_int, input: c_int, offset: *mut off_t, count: size_t) -> ssize_t {
+    // SAFETY: sendfile(2)'s contract for `offset`.
+    if let Some(r) = unsafe { sendfile_governed(out, input, offset, count) } {
+        return r;
+    }
+    // SAFETY: the caller's arguments, as sendfile(2) takes them.
+    unsafe { (real().sendfile)(out, input, offset, count) }
+}
+
+/// sendfile64: the same as [`sendfile`] on a 64-bit system.
+///
+/// # Safety
+/// As sendfile(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn sendfile64(out: c_int, input: c_int, offset: *mut off_t, count: size_t) -> ssize_t {
+    // SAFETY: sendfile(2)'s contract for `offset`.
+    if let Some(r) = unsafe { sendfile_governed(out, input, offset, count) } {
+        return r;
+    }
+    // SAFETY: the caller's arguments, as sendfile(2) takes them.
+    unsafe { (real().sendfile64)(out, input, offset, count) }
+}
+
+/// close(2): a governed connection's last descriptor lets its flow go (flushed in the
+/// background, close(2) semantics), then the descriptor closes.
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn close(fd: c_int) -> c_int {
+    crate::forget(fd);
+    // SAFETY: closing the caller's descriptor, as it asked.
+    unsafe { (real().close)(fd) }
+}
+
+/// shutdown(2): SHUT_WR on a governed descriptor queues the FIN behind the queued bytes.
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn shutdown(fd: c_int, how: c_int) -> c_int {
+    let how = match crate::shutdown(fd, how) {
+        None => Some(how),
+        Some(Ok(rest)) => rest,
+        Some(Err(e)) => {
+            set_errno(e);
+            return -1;
+        }
+    };
+    match how {
+        // SAFETY: the caller's arguments, as shutdown(2) takes them.
+        Some(h) => unsafe { (real().shutdown)(fd, h) },
+        None => 0,
+    }
+}
+
+/// dup(2): a duplicate of a governed descriptor is governed too.
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn dup(fd: c_int) -> c_int {
+    // SAFETY: the caller's argument, as dup(2) takes it.
+    let new = unsafe { (real().dup)(fd) };
+    if new >= 0 {
+        crate::after_dup(fd, new);
+    }
+    new
+}
+
+/// dup2(2): `new` is closed first (let go if governed), then is a duplicate of `old`.
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
+    if old != new {
+        crate::forget(new);
+    }
+    // SAFETY: the caller's arguments, as dup2(2) takes them.
+    let r = unsafe { (real().dup2)(old, new) };
+    if r >= 0 {
+        crate::after_dup(old, r);
+    }
+    r
+}
+
+/// dup3(2): as [`dup2`].
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
+    if old != new {
+        crate::forget(new);
+    }
+    // SAFETY: the caller's arguments, as dup3(2) takes them.
+    let r = unsafe { (real().dup3)(old, new, flags) };
+    if r >= 0 {
+        crate::after_dup(old, r);
+    }
+    r
+}
+
+/// The shared body of fcntl and fcntl64: F_DUPFD and F_DUPFD_CLOEXEC of a governed
+/// descriptor give a governed one. The third argument is taken as one machine word, which
+/// is how the x86-64 and AArch64 Linux calling conventions pass fcntl's optional int or
+/// pointer.
+fn fcntl_common(f: FcntlFn, fd: c_int, cmd: c_int, arg: libc::c_ulong) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    let r = unsafe { f(fd, cmd, arg) };
+    if r >= 0 && (cmd == libc::F_DUPFD || cmd == libc::F_DUPFD_CLOEXEC) {
+        crate::after_dup(fd, r);
+    }
+    r
+}
+
+/// fcntl(2), see [`fcntl_common`].
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: libc::c_ulong) -> c_int {
+    fcntl_common(real().fcntl, fd, cmd, arg)
+}
+
+/// fcntl64 (what programs built with 64-bit file offsets call), see [`fcntl_common`].
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: libc::c_ulong) -> c_int {
+    fcntl_common(real().fcntl64, fd, cmd, arg)
+}
