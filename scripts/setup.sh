@@ -43,6 +43,8 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv p
 # JUnit 5 and the Android API-21 signatures from Maven Central on first use.
 command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
+# An unmodified event-loop server under libalcc_preload.so (crates/alcc-preload/tests): nginx.
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx-light)
 if [ ${#need_apt[@]} -gt 0 ] || [ ${#need_refs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${need_apt[*]} ${need_refs[*]}; run as root or install them" >&2
@@ -51,7 +53,8 @@ if [ ${#need_apt[@]} -gt 0 ] || [ ${#need_refs[@]} -gt 0 ]; then
   apt-get update -qq
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  # RUNLEVEL=1: no package starts a service (nginx's would listen on port 80).
+  RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 if [ ${#need_refs[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_refs[@]}" >/dev/null

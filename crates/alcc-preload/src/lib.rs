@@ -23,9 +23,12 @@
 //! when the socket's last descriptor closes. `dup`, `dup2`, `dup3` and `fcntl(F_DUPFD*)` of a
 //! governed descriptor give another governed descriptor of the same flow.
 //!
-//! Not yet governed (see docs/unmodified-programs.md): readiness through the program's own
-//! `epoll`/`poll`/`select` (a non-blocking event loop sees the kernel socket's EPOLLOUT, not
-//! the queue's), a connection inherited across `fork` (writes in the child fail with EIO and
+//! Readiness: `epoll_ctl` on a governed descriptor watches the socket for everything but
+//! EPOLLOUT and the flow's readiness descriptor for EPOLLOUT, with the program's data, so an
+//! epoll loop wakes for output exactly when the queue has room ([`epoll_ctl`]).
+//!
+//! Not yet governed (see docs/unmodified-programs.md): readiness through `poll`/`select`
+//! (such a loop sees the kernel socket's POLLOUT, not the queue's), a connection inherited across `fork` (writes in the child fail with EIO and
 //! a log line; connections the child accepts itself are governed by the child's own engine
 //! thread), io_uring and raw system calls. At exit the engine's own hook
 //! ([`alcc::flush_at_exit`]) hands every flow's queued bytes to the kernel within
@@ -75,6 +78,9 @@ struct Governed {
     first_fd: RawFd,
     /// Whether the child-process refusal was logged.
     inherited_logged: AtomicBool,
+    /// The program's epoll instances watching this flow for EPOLLOUT through its readiness
+    /// descriptor, by the program's descriptor they were registered for.
+    watchers: Mutex<Vec<(RawFd, RawFd)>>,
 }
 
 struct State {
@@ -213,6 +219,7 @@ pub fn after_accept(fd: RawFd) {
                 pid: std::process::id(),
                 first_fd: fd,
                 inherited_logged: AtomicBool::new(false),
+                watchers: Mutex::new(Vec::new()),
             });
             lock(&st.table).insert(fd, g);
             mark(fd, true);
@@ -324,6 +331,20 @@ pub fn forget(fd: RawFd) -> bool {
         table.remove(&fd)
     };
     let Some(g) = g else { return false };
+    // An epoll registration belongs to the open file, which the engine's dup keeps open:
+    // the program's registrations of this descriptor go now, as close(2) would end them.
+    let watching: Vec<RawFd> = {
+        let mut w = lock(&g.watchers);
+        let (mine, rest) = w.drain(..).partition(|&(f, _)| f == fd);
+        *w = rest;
+        mine.into_iter().map(|(_, ep)| ep).collect()
+    };
+    for ep in watching {
+        let _ = sys::epoll_del(ep, fd);
+        if let Ok(w) = g.stream.writable_fd() {
+            let _ = sys::epoll_del(ep, w);
+        }
+    }
     if g.descriptors.fetch_sub(1, Ordering::AcqRel) == 1 && g.pid == std::process::id() {
         // The engine flushes in the background; dropping our handle (here, or when a write
         // in another thread returns) lets its descriptor close once the flush is done.
@@ -364,4 +385,58 @@ pub fn after_dup(old: RawFd, new: RawFd) {
     g.descriptors.fetch_add(1, Ordering::AcqRel);
     lock(&st.table).insert(new, g);
     mark(new, true);
+}
+
+/// epoll_ctl(2) on a governed descriptor: the socket itself is watched for everything but
+/// EPOLLOUT (input, errors, hang-up reach the program as before), and EPOLLOUT comes from
+/// the flow's readiness descriptor, registered in the same epoll instance with the same
+/// data (and the program's EPOLLET / EPOLLONESHOT): the program wakes for output exactly
+/// when alcc's queue has room. `None`: not governed, call the real function.
+pub fn epoll_ctl(
+    ep: RawFd,
+    op: libc::c_int,
+    fd: RawFd,
+    event: Option<libc::epoll_event>,
+) -> Option<Result<(), Errno>> {
+    let g = match flow(fd)? {
+        Ok(g) => g,
+        Err(_) => return None,
+    };
+    let wfd = match g.stream.writable_fd() {
+        Ok(w) => w,
+        Err(e) => return Some(Err(errno_of(&e))),
+    };
+    let mut watchers = lock(&g.watchers);
+    let watching = watchers.contains(&(fd, ep));
+    match (op, event) {
+        (libc::EPOLL_CTL_ADD | libc::EPOLL_CTL_MOD, Some(ev)) => {
+            let out = ev.events & libc::EPOLLOUT as u32 != 0;
+            let socket_ev = libc::epoll_event { events: ev.events & !(libc::EPOLLOUT as u32), u64: ev.u64 };
+            if let Err(e) = sys::epoll_ctl_real(ep, op, fd, Some(socket_ev)) {
+                return Some(Err(e));
+            }
+            let keep = (libc::EPOLLET | libc::EPOLLONESHOT) as u32;
+            let ready_ev =
+                libc::epoll_event { events: libc::EPOLLOUT as u32 | (ev.events & keep), u64: ev.u64 };
+            let r = match (out, watching) {
+                (true, false) => {
+                    sys::epoll_ctl_real(ep, libc::EPOLL_CTL_ADD, wfd, Some(ready_ev)).map(|()| {
+                        watchers.push((fd, ep));
+                    })
+                }
+                (true, true) => sys::epoll_ctl_real(ep, libc::EPOLL_CTL_MOD, wfd, Some(ready_ev)),
+                (false, true) => sys::epoll_del(ep, wfd).map(|()| watchers.retain(|&w| w != (fd, ep))),
+                (false, false) => Ok(()),
+            };
+            Some(r)
+        }
+        (libc::EPOLL_CTL_DEL, _) => {
+            if watching {
+                let _ = sys::epoll_del(ep, wfd);
+                watchers.retain(|&w| w != (fd, ep));
+            }
+            Some(sys::epoll_ctl_real(ep, op, fd, event))
+        }
+        _ => None,
+    }
 }

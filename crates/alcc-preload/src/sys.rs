@@ -34,6 +34,7 @@ type DupFn = unsafe extern "C" fn(c_int) -> c_int;
 type Dup2Fn = unsafe extern "C" fn(c_int, c_int) -> c_int;
 type Dup3Fn = unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
 type FcntlFn = unsafe extern "C" fn(c_int, c_int, libc::c_ulong) -> c_int;
+type EpollCtlFn = unsafe extern "C" fn(c_int, c_int, c_int, *mut libc::epoll_event) -> c_int;
 
 /// libc's own functions, found once.
 struct Real {
@@ -53,6 +54,7 @@ struct Real {
     dup3: Dup3Fn,
     fcntl: FcntlFn,
     fcntl64: FcntlFn,
+    epoll_ctl: EpollCtlFn,
 }
 
 static REAL: OnceLock<Real> = OnceLock::new();
@@ -96,6 +98,7 @@ fn real() -> &'static Real {
         dup3: real_fn!(c"dup3", Dup3Fn),
         fcntl: real_fn!(c"fcntl", FcntlFn),
         fcntl64: real_fn!(c"fcntl64", FcntlFn),
+        epoll_ctl: real_fn!(c"epoll_ctl", EpollCtlFn),
     })
 }
 
@@ -255,6 +258,28 @@ pub fn pread(fd: RawFd, buf: &mut [u8], at: i64) -> Result<usize, crate::Errno> 
             return Err(e);
         }
     }
+}
+
+/// libc's epoll_ctl with `event` (None: a null pointer, for EPOLL_CTL_DEL).
+pub fn epoll_ctl_real(
+    ep: RawFd,
+    op: c_int,
+    fd: RawFd,
+    event: Option<libc::epoll_event>,
+) -> Result<(), crate::Errno> {
+    let mut ev = event.unwrap_or(libc::epoll_event { events: 0, u64: 0 });
+    let p = if event.is_some() { &mut ev as *mut libc::epoll_event } else { std::ptr::null_mut() };
+    // SAFETY: `p` is null or points to `ev`, which lives across the call.
+    if unsafe { (real().epoll_ctl)(ep, op, fd, p) } == 0 {
+        Ok(())
+    } else {
+        Err(last_errno())
+    }
+}
+
+/// Removes `fd` from the epoll instance `ep`.
+pub fn epoll_del(ep: RawFd, fd: RawFd) -> Result<(), crate::Errno> {
+    epoll_ctl_real(ep, libc::EPOLL_CTL_DEL, fd, None)
 }
 
 // ---- The interposed functions ----
@@ -531,4 +556,28 @@ pub extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: libc::c_ulong) -> c_int {
 #[no_mangle]
 pub extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: libc::c_ulong) -> c_int {
     fcntl_common(real().fcntl64, fd, cmd, arg)
+}
+
+/// epoll_ctl(2): a governed descriptor's EPOLLOUT comes from its flow's readiness descriptor
+/// (see `crate::epoll_ctl`).
+///
+/// # Safety
+/// As epoll_ctl(2): `event` null (EPOLL_CTL_DEL) or valid for reading.
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn epoll_ctl(ep: c_int, op: c_int, fd: c_int, event: *mut libc::epoll_event) -> c_int {
+    if crate::marked(fd) {
+        // SAFETY: epoll_ctl(2)'s contract: null or a valid epoll_event.
+        let ev = unsafe { event.as_ref() }.copied();
+        match crate::epoll_ctl(ep, op, fd, ev) {
+            Some(Ok(())) => return 0,
+            Some(Err(e)) => {
+                set_errno(e);
+                return -1;
+            }
+            None => {}
+        }
+    }
+    // SAFETY: the caller's arguments, as epoll_ctl(2) takes them.
+    unsafe { (real().epoll_ctl)(ep, op, fd, event) }
 }

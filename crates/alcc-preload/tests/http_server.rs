@@ -71,7 +71,17 @@ impl Drop for Scratch {
 struct Server(Child);
 
 impl Drop for Server {
+    /// SIGTERM first, so that a master process (nginx) takes its workers down with it;
+    /// SIGKILL if it is still there after 5 s.
     fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(5) {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -274,4 +284,95 @@ fn nothing_queued_is_lost_when_the_program_closes_and_exits() {
 fn nothing_queued_is_lost_when_the_program_exits_without_closing() {
     let Some(_env) = programs() else { return };
     write_and_exit(false);
+}
+
+/// nginx's binary (Debian puts it in /usr/sbin, which a non-root PATH may lack).
+fn nginx() -> Option<&'static str> {
+    ["/usr/sbin/nginx", "/usr/bin/nginx"].into_iter().find(|p| Path::new(p).exists())
+}
+
+/// CPU ticks (utime + stime) of `pid`'s children.
+fn children_cpu_ticks(pid: u32) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // pid (comm) state ppid ... utime(14) stime(15); comm may hold spaces.
+        let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else { continue };
+        let f: Vec<&str> = rest.split(' ').collect();
+        if f.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            total += f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+                + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        }
+    }
+    total
+}
+
+#[test]
+fn nginx_with_sendfile_and_two_workers_is_governed_without_spinning() {
+    let Some(_env) = alcc_testenv::needs()
+        .program("curl")
+        .that(nginx().is_some(), "nginx is not installed (scripts/setup.sh installs nginx-light)")
+        .check()
+    else {
+        return;
+    };
+    let dir = Scratch::new("nginx");
+    let www = dir.0.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    let data = pattern_file(&www.join("file.bin"), 8 << 20);
+    let log = dir.0.join("alcc.log");
+    let port = free_port();
+    let d = dir.0.display();
+    let conf = format!(
+        "worker_processes 2;\ndaemon off;\nmaster_process on;\npid {d}/nginx.pid;\nerror_log {d}/error.log info;\n\
+         events {{ worker_connections 256; }}\n\
+         http {{\n access_log off;\n sendfile on;\n keepalive_timeout 30;\n\
+         client_body_temp_path {d}; proxy_temp_path {d}; fastcgi_temp_path {d}; uwsgi_temp_path {d}; scgi_temp_path {d};\n\
+         server {{ listen 127.0.0.1:{port}; root {d}/www; }}\n}}\n"
+    );
+    let conf_path = dir.0.join("nginx.conf");
+    std::fs::write(&conf_path, conf).unwrap();
+    let child = Command::new(nginx().unwrap())
+        .arg("-c")
+        .arg(&conf_path)
+        .arg("-p")
+        .arg(&dir.0)
+        .arg("-e")
+        .arg(dir.0.join("error.log"))
+        .env("LD_PRELOAD", library())
+        .env("ALCC_CC", "fixed:rate=64")
+        .env("ALCC_LOG", &log)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nginx starts");
+    let server = Server(child);
+    let t0 = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "nginx did not listen on {port} within 20 s");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(300));
+    let url = format!("http://127.0.0.1:{port}/file.bin");
+    let cpu0 = children_cpu_ticks(server.0.id());
+    let out = dir.0.join("got.bin");
+    let took = curl(&url, &out);
+    let cpu = children_cpu_ticks(server.0.id()) - cpu0;
+    assert!(std::fs::read(&out).unwrap() == data, "nginx's sendfile download is not byte-identical");
+    // 8 MiB at 64 Mbit/s is 1.05 s.
+    assert!(took > Duration::from_millis(850), "the download took {took:?}: not paced");
+    // A worker spinning on EPOLLOUT while alcc's queue is full would burn the whole second.
+    assert!(cpu < 30, "nginx's workers used {cpu} ticks of CPU in {took:?}");
+    eprintln!("nginx: {} bytes in {took:?}, workers' CPU {cpu} ticks", data.len());
+    // A range request on a new connection.
+    let status = Command::new("curl")
+        .args(["-sS", "--max-time", "60", "-r", "1000-1999999", "-o"])
+        .arg(dir.0.join("range.bin"))
+        .arg(&url)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(std::fs::read(dir.0.join("range.bin")).unwrap() == data[1000..2_000_000], "range request");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.lines().filter(|l| l.contains(" accept fd=")).count() >= 2, "governed accepts: {text}");
 }
