@@ -25,10 +25,11 @@
 //!
 //! Readiness: `epoll_ctl` on a governed descriptor watches the socket for everything but
 //! EPOLLOUT and the flow's readiness descriptor for EPOLLOUT, with the program's data, so an
-//! epoll loop wakes for output exactly when the queue has room ([`epoll_ctl`]).
+//! epoll loop wakes for output exactly when the queue has room ([`epoll_ctl`]); `poll` and
+//! `ppoll` likewise ([`poll`]).
 //!
-//! Not yet governed (see docs/unmodified-programs.md): readiness through `poll`/`select`
-//! (such a loop sees the kernel socket's POLLOUT, not the queue's), a connection inherited across `fork` (writes in the child fail with EIO and
+//! Not yet governed (see docs/unmodified-programs.md): readiness through `select` (such a
+//! loop sees the kernel socket's writability, not the queue's), a connection inherited across `fork` (writes in the child fail with EIO and
 //! a log line; connections the child accepts itself are governed by the child's own engine
 //! thread), io_uring and raw system calls. At exit the engine's own hook
 //! ([`alcc::flush_at_exit`]) hands every flow's queued bytes to the kernel within
@@ -439,4 +440,47 @@ pub fn epoll_ctl(
         }
         _ => None,
     }
+}
+
+/// poll(2)/ppoll(2) over descriptors some of which are governed: a governed entry that asks
+/// for POLLOUT is polled without it, and its flow's readiness descriptor is polled for
+/// POLLOUT beside it; the program sees POLLOUT exactly when alcc's queue has room. `poll`
+/// runs the real call on the rewritten array. `None`: no governed entry asks for POLLOUT,
+/// call the real function on the program's array.
+pub fn poll(
+    fds: &mut [libc::pollfd],
+    poll: impl FnOnce(&mut [libc::pollfd]) -> libc::c_int,
+) -> Option<libc::c_int> {
+    let out = libc::POLLOUT;
+    let mut extra: Vec<(usize, libc::pollfd)> = Vec::new();
+    for (i, p) in fds.iter().enumerate() {
+        if p.events & out == 0 || !marked(p.fd) {
+            continue;
+        }
+        let Some(Ok(g)) = flow(p.fd) else { continue };
+        if let Ok(w) = g.stream.writable_fd() {
+            extra.push((i, libc::pollfd { fd: w, events: out, revents: 0 }));
+        }
+    }
+    if extra.is_empty() {
+        return None;
+    }
+    let mut all: Vec<libc::pollfd> = fds.to_vec();
+    for &(i, _) in &extra {
+        all[i].events &= !out;
+    }
+    all.extend(extra.iter().map(|&(_, p)| p));
+    let r = poll(&mut all);
+    if r < 0 {
+        return Some(r);
+    }
+    for (p, q) in fds.iter_mut().zip(&all) {
+        p.revents = q.revents;
+    }
+    for (k, &(i, _)) in extra.iter().enumerate() {
+        if all[fds.len() + k].revents & out != 0 {
+            fds[i].revents |= out;
+        }
+    }
+    Some(fds.iter().filter(|p| p.revents != 0).count() as libc::c_int)
 }

@@ -35,6 +35,13 @@ type Dup2Fn = unsafe extern "C" fn(c_int, c_int) -> c_int;
 type Dup3Fn = unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
 type FcntlFn = unsafe extern "C" fn(c_int, c_int, libc::c_ulong) -> c_int;
 type EpollCtlFn = unsafe extern "C" fn(c_int, c_int, c_int, *mut libc::epoll_event) -> c_int;
+type PollFn = unsafe extern "C" fn(*mut libc::pollfd, libc::nfds_t, c_int) -> c_int;
+type PpollFn = unsafe extern "C" fn(
+    *mut libc::pollfd,
+    libc::nfds_t,
+    *const libc::timespec,
+    *const libc::sigset_t,
+) -> c_int;
 
 /// libc's own functions, found once.
 struct Real {
@@ -55,6 +62,8 @@ struct Real {
     fcntl: FcntlFn,
     fcntl64: FcntlFn,
     epoll_ctl: EpollCtlFn,
+    poll: PollFn,
+    ppoll: PpollFn,
 }
 
 static REAL: OnceLock<Real> = OnceLock::new();
@@ -99,6 +108,8 @@ fn real() -> &'static Real {
         fcntl: real_fn!(c"fcntl", FcntlFn),
         fcntl64: real_fn!(c"fcntl64", FcntlFn),
         epoll_ctl: real_fn!(c"epoll_ctl", EpollCtlFn),
+        poll: real_fn!(c"poll", PollFn),
+        ppoll: real_fn!(c"ppoll", PpollFn),
     })
 }
 
@@ -580,4 +591,62 @@ pub unsafe extern "C" fn epoll_ctl(ep: c_int, op: c_int, fd: c_int, event: *mut 
     }
     // SAFETY: the caller's arguments, as epoll_ctl(2) takes them.
     unsafe { (real().epoll_ctl)(ep, op, fd, event) }
+}
+
+/// The program's pollfd array as a slice (empty for a null pointer).
+///
+/// # Safety
+/// `fds` points to `n` valid pollfds (poll(2)'s contract).
+unsafe fn pollfds<'a>(fds: *mut libc::pollfd, n: libc::nfds_t) -> &'a mut [libc::pollfd] {
+    if fds.is_null() || n == 0 {
+        return &mut [];
+    }
+    // SAFETY: as the function's contract says.
+    unsafe { std::slice::from_raw_parts_mut(fds, n as usize) }
+}
+
+/// poll(2): a governed descriptor's POLLOUT comes from its flow's readiness descriptor
+/// (see `crate::poll`).
+///
+/// # Safety
+/// As poll(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int {
+    // SAFETY: poll(2)'s contract for `fds` and `n`.
+    let slice = unsafe { pollfds(fds, n) };
+    // SAFETY: the rewritten array is a valid pollfd array of its own length.
+    let real_poll = |all: &mut [libc::pollfd]| unsafe {
+        (real().poll)(all.as_mut_ptr(), all.len() as libc::nfds_t, timeout)
+    };
+    if let Some(r) = crate::poll(slice, real_poll) {
+        return r;
+    }
+    // SAFETY: the caller's arguments, as poll(2) takes them.
+    unsafe { (real().poll)(fds, n, timeout) }
+}
+
+/// ppoll(2): as [`poll`].
+///
+/// # Safety
+/// As ppoll(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn ppoll(
+    fds: *mut libc::pollfd,
+    n: libc::nfds_t,
+    timeout: *const libc::timespec,
+    sigmask: *const libc::sigset_t,
+) -> c_int {
+    // SAFETY: ppoll(2)'s contract for `fds` and `n`.
+    let slice = unsafe { pollfds(fds, n) };
+    // SAFETY: the rewritten array is valid; `timeout` and `sigmask` are the caller's.
+    let real_poll = |all: &mut [libc::pollfd]| unsafe {
+        (real().ppoll)(all.as_mut_ptr(), all.len() as libc::nfds_t, timeout, sigmask)
+    };
+    if let Some(r) = crate::poll(slice, real_poll) {
+        return r;
+    }
+    // SAFETY: the caller's arguments, as ppoll(2) takes them.
+    unsafe { (real().ppoll)(fds, n, timeout, sigmask) }
 }

@@ -376,3 +376,56 @@ fn nginx_with_sendfile_and_two_workers_is_governed_without_spinning() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.lines().filter(|l| l.contains(" accept fd=")).count() >= 2, "governed accepts: {text}");
 }
+
+/// A non-blocking writer that waits with poll(2) for POLLOUT (Python's select.poll) sleeps
+/// while alcc's queue is full instead of spinning on the kernel socket's POLLOUT.
+#[test]
+fn a_poll_loop_sleeps_while_the_queue_is_full() {
+    let Some(_env) = programs() else { return };
+    let script = "import socket, select, resource\n\
+         l = socket.socket(); l.bind(('127.0.0.1', 0)); l.listen(1)\n\
+         print(l.getsockname()[1], flush=True)\n\
+         c, _ = l.accept(); c.setblocking(False)\n\
+         data = bytes(range(256)) * 12288\n\
+         p = select.poll(); p.register(c, select.POLLOUT)\n\
+         off = 0; waits = 0\n\
+         t = resource.getrusage(resource.RUSAGE_SELF)\n\
+         cpu0 = t.ru_utime + t.ru_stime\n\
+         while off < len(data):\n\
+         \x20   try:\n\
+         \x20       off += c.send(data[off:off + 65536])\n\
+         \x20   except BlockingIOError:\n\
+         \x20       p.poll(10000); waits += 1\n\
+         t = resource.getrusage(resource.RUSAGE_SELF)\n\
+         print(waits, t.ru_utime + t.ru_stime - cpu0, flush=True)\n\
+         c.close()\n";
+    let mut child = Command::new(python())
+        .args(["-c", script])
+        .env("LD_PRELOAD", library())
+        .env("ALCC_CC", "fixed:rate=16")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let _server = Server(child);
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let port: u16 = line.trim().parse().unwrap_or_else(|_| panic!("the program printed {line:?}"));
+    let t0 = Instant::now();
+    let mut conn = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut got = Vec::new();
+    std::io::Read::read_to_end(&mut conn, &mut got).unwrap();
+    let took = t0.elapsed();
+    let expected: Vec<u8> = (0..12288).flat_map(|_| 0..=255u8).collect();
+    assert!(got == expected, "{} of {} bytes arrived intact", got.len(), expected.len());
+    line.clear();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let mut f = line.split_whitespace();
+    let waits: u64 = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let cpu: f64 = f.next().and_then(|v| v.parse().ok()).unwrap_or(f64::MAX);
+    eprintln!("poll loop: {} bytes in {took:?}, {waits} waits, {cpu:.3} s of CPU", got.len());
+    // 3 MiB at 16 Mbit/s is 1.6 s: the writer waited, and waiting cost it little.
+    assert!(took > Duration::from_millis(1300) && waits > 0, "took {took:?}, {waits} waits");
+    assert!(cpu < 0.3, "the poll loop used {cpu} s of CPU in {took:?}");
+}
