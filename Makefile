@@ -3,7 +3,7 @@ CARGO ?= cargo
 export ALCC_TRACE_DIR ?= $(abspath ../shared/traces)
 export ALCC_REFS_SRC ?= $(abspath ../shared/refs)
 
-.PHONY: setup build refs test lint fmt bench demo clean
+.PHONY: setup build python-ext refs test lint fmt bench demo clean
 
 setup:
 	./scripts/setup.sh
@@ -11,9 +11,14 @@ setup:
 # The Java client library and uploader (java/): Maven, JUnit 5, checked against Android API 21.
 MVN ?= mvn -B -q
 
-build: setup
+build: setup python-ext
 	$(CARGO) build --release --workspace
 	cd java && $(MVN) package -DskipTests
+
+# The `alcc` Python package (crates/alcc-py: PyO3 + maturin, abi3) into .venv, built in release.
+# `pip install ./crates/alcc-py` builds the same as a wheel anywhere.
+python-ext: setup
+	VIRTUAL_ENV=$(abspath .venv) .venv/bin/maturin develop --release --quiet -m crates/alcc-py/Cargo.toml
 
 # The authors' Verus, Copa and Sprout (the ref-X schemes), built from their tarballs in
 # $(ALCC_REFS_SRC) into target/refs; setup.sh installs their build dependencies.
@@ -24,15 +29,15 @@ refs:
 lint: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	.venv/bin/ruff check python
-	.venv/bin/ruff format --check python
+	.venv/bin/ruff check python crates/alcc-py/python
+	.venv/bin/ruff format --check python crates/alcc-py/python
 
 # The authors' programs (make refs) for the short runs of ref-copa, ref-verus and ref-sprout in
 # alcc-cli's experiment tests. scripts/test.sh: the Rust tests, the report's (one runs a short
 # experiment through the emulator), the Java library's, the paper's experiment in its --quick
 # form rendered in headless Chromium, and last a line listing every skipped test and why
 # (under CI=true, as .ci/run sets, a skip is a failure).
-test: lint refs
+test: lint refs python-ext
 	CARGO="$(CARGO)" MVN="$(MVN)" ./scripts/test.sh
 
 bench: setup

@@ -67,6 +67,7 @@ fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 # The report package in a project-local venv; reinstalled when python/pyproject.toml changes.
+# Its dev extra brings pytest, ruff and maturin (which `make python-ext` builds the alcc package with).
 if [ -f python/pyproject.toml ]; then
   stamp=.venv/.alcc-installed
   want="$(sha256sum python/pyproject.toml | cut -d' ' -f1)"

@@ -1,0 +1,33 @@
+"""alcc from Python.
+
+``alcc.sim`` runs one congestion controller over the simulated bottleneck (as ``alcc sim``
+does) and returns a :class:`SimResult`: the summary fields of ``alcc sim``'s JSON as attributes,
+and the per-packet records and time series as :class:`Table` objects that NumPy and pandas take
+without copying element by element.
+
+A controller can be written in Python: subclass :class:`Controller`, return
+:class:`Decision` from ``decision()``, and pass the class (or ``"py:module:Class"``, or a name
+given to :func:`register`) as ``cc``.
+
+Errors carry the Rust message: ``ValueError`` for a bad spec or setting, ``OSError`` (with errno
+and file name) for a file that cannot be read, :class:`ControllerError` (with the traceback) for
+a Python controller that raised.
+"""
+
+from alcc._controller import Ack, Controller, ControllerError, Decision, Loss, Sent, register
+from alcc._sim import OUTCOMES, PACKET_BYTES, SimResult, Table, sim
+
+__all__ = [
+    "OUTCOMES",
+    "PACKET_BYTES",
+    "Ack",
+    "Controller",
+    "ControllerError",
+    "Decision",
+    "Loss",
+    "Sent",
+    "SimResult",
+    "Table",
+    "register",
+    "sim",
+]

@@ -1,0 +1,29 @@
+//! The native half of the `alcc` Python package (`alcc._alcc`), built by maturin.
+//!
+//! The Python half (`python/alcc/`) wraps it: `alcc.sim` calls [`sim::simulate`] and turns its
+//! columns into NumPy arrays without copying them element by element. Walk: [`sim`] runs the
+//! simulator, [`columns`] packs its records into typed byte columns, [`controller`] runs controllers written in Python, [`errors`] maps the Rust
+//! errors onto Python exceptions.
+
+#![deny(unsafe_code)]
+
+pub mod columns;
+pub mod controller;
+pub mod errors;
+pub mod sim;
+
+use pyo3::prelude::*;
+
+/// The module `alcc._alcc`.
+#[pymodule]
+#[pyo3(name = "_alcc")]
+fn alcc_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sim::simulate, m)?)?;
+    m.add_class::<controller::Decision>()?;
+    m.add_class::<controller::Ack>()?;
+    m.add_class::<controller::Sent>()?;
+    m.add_class::<controller::Loss>()?;
+    m.add("ControllerError", m.py().get_type::<controller::ControllerError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
