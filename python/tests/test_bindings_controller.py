@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-alcc = pytest.importorskip("alcc", reason="the alcc package is not installed (make build installs it)")
+import skip_policy
 
-REPO = Path(__file__).resolve().parents[2]
+alcc = pytest.importorskip("alcc", reason="the alcc package is not installed (make build installs it)")
 
 
 def trace_path(name: str) -> Path:
     """A shared trace (``mahimahi/...``); skips (visibly) when the shared traces are not here."""
-    root = Path(os.environ.get("ALCC_TRACE_DIR") or REPO.parent / "shared" / "traces")
-    path = root / name
+    path = skip_policy.trace_dir() / name
     if not path.is_file():
         pytest.skip(f"{path} not found (set ALCC_TRACE_DIR to the shared traces)")
     return path

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -12,16 +11,14 @@ import pandas as pd
 import pytest
 
 import make_fixture
+import skip_policy
 
 alcc = pytest.importorskip("alcc", reason="the alcc package is not installed (make build installs it)")
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def trace_path(name: str) -> Path:
     """A shared paper trace; skips (visibly) when the shared traces are not here."""
-    root = Path(os.environ.get("ALCC_TRACE_DIR") or REPO.parent / "shared" / "traces")
-    path = root / "alcc-paper" / name
+    path = skip_policy.trace_dir() / "alcc-paper" / name
     if not path.is_file():
         pytest.skip(f"{path} not found (set ALCC_TRACE_DIR to the shared traces)")
     return path

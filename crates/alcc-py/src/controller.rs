@@ -9,7 +9,8 @@
 //!
 //! A hook that raises fails the flow: the first exception's traceback is kept in a
 //! [`Failure`], the window becomes 0 and no hook is called again. The simulator raises
-//! `alcc.ControllerError` with that traceback after the run.
+//! `alcc.ControllerError` with that traceback after the run ([`OnError::Record`]); on a stream
+//! the traceback unwinds into the engine's driver, which fails that flow ([`OnError::Unwind`]).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -160,10 +161,32 @@ impl Hooks {
     }
 }
 
+/// What a hook's exception does besides being kept in the [`Failure`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnError {
+    /// Nothing more: the window becomes 0 and the hooks are not called again; whoever runs the
+    /// controller reads the failure when it is done (the simulator).
+    Record,
+    /// The traceback unwinds out of the hook (`resume_unwind`, so no panic message is printed):
+    /// the engine's driver catches it around the flow's step and fails that flow only.
+    Unwind,
+}
+
+impl OnError {
+    /// Acts on a hook's failure, `traceback` already recorded.
+    fn act(self, traceback: String) {
+        match self {
+            OnError::Record => {}
+            OnError::Unwind => std::panic::resume_unwind(Box::new(traceback)),
+        }
+    }
+}
+
 /// A Python `alcc.Controller` instance behind the Rust [`Controller`] trait.
 pub struct PyController {
     object: Py<PyAny>,
     hooks: Hooks,
+    on_error: OnError,
     decision: RustDecision,
     next_timer: Option<Time>,
     failure: Failure,
@@ -171,10 +194,11 @@ pub struct PyController {
 
 impl PyController {
     /// Wraps `object`, reading its first decision (an error if that raises or is no Decision).
-    pub fn new(py: Python<'_>, object: Py<PyAny>, hooks: Hooks) -> PyResult<PyController> {
+    pub fn new(py: Python<'_>, object: Py<PyAny>, hooks: Hooks, on_error: OnError) -> PyResult<PyController> {
         let mut controller = PyController {
             object,
             hooks,
+            on_error,
             decision: RustDecision { window: 0, pacing_rate: None },
             next_timer: None,
             failure: Failure::default(),
@@ -214,18 +238,23 @@ impl PyController {
         if self.failure.get().is_some() {
             return T::default();
         }
-        Python::attach(|py| {
+        let outcome = Python::attach(|py| {
             let object = self.object.bind(py).clone();
-            match hook(&object).and_then(|out| self.refresh(&object).map(|()| out)) {
-                Ok(out) => out,
-                Err(error) => {
-                    self.failure.set(format_exception(py, &error));
-                    self.decision = RustDecision { window: 0, pacing_rate: None };
-                    self.next_timer = None;
-                    T::default()
-                }
+            hook(&object)
+                .and_then(|out| self.refresh(&object).map(|()| out))
+                .map_err(|e| format_exception(py, &e))
+        });
+        match outcome {
+            Ok(out) => out,
+            Err(traceback) => {
+                self.failure.set(traceback.clone());
+                self.decision = RustDecision { window: 0, pacing_rate: None };
+                self.next_timer = None;
+                // Outside the GIL: nothing unwinds through Python's frames.
+                self.on_error.act(traceback);
+                T::default()
             }
-        })
+        }
     }
 }
 

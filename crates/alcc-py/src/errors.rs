@@ -5,6 +5,8 @@
 
 use alcc_cc::sim::SimError;
 use alcc_trace::trace::TraceError;
+use std::io;
+
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::PyErr;
 
@@ -27,5 +29,24 @@ pub fn trace(error: TraceError) -> PyErr {
             None => PyOSError::new_err(error.to_string()),
         },
         _ => PyValueError::new_err(error.to_string()),
+    }
+}
+
+/// A system call's error as the matching `OSError` subclass (`ConnectionRefusedError`,
+/// `BlockingIOError`, `TimeoutError`, ...), with the Rust message.
+pub fn io(error: io::Error) -> PyErr {
+    PyErr::from(error)
+}
+
+/// An engine error: `OSError` for I/O and a refused kernel congestion control (with its errno),
+/// `ValueError` for a bad spec or setting.
+pub fn engine(error: alcc::Error) -> PyErr {
+    match error {
+        alcc::Error::Io(e) => io(e),
+        alcc::Error::Underlay { ref source, .. } => match source.raw_os_error() {
+            Some(errno) => PyOSError::new_err((errno, error.to_string())),
+            None => PyOSError::new_err(error.to_string()),
+        },
+        other => PyValueError::new_err(other.to_string()),
     }
 }

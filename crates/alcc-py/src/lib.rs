@@ -2,7 +2,7 @@
 //!
 //! The Python half (`python/alcc/`) wraps it: `alcc.sim` calls [`sim::simulate`] and turns its
 //! columns into NumPy arrays without copying them element by element. Walk: [`sim`] runs the
-//! simulator, [`columns`] packs its records into typed byte columns, [`controller`] runs controllers written in Python, [`errors`] maps the Rust
+//! simulator, [`columns`] packs its records into typed byte columns, [`controller`] runs controllers written in Python, [`stream`] sends through the engine, [`json`] converts serde values, [`errors`] maps the Rust
 //! errors onto Python exceptions.
 
 #![deny(unsafe_code)]
@@ -10,7 +10,9 @@
 pub mod columns;
 pub mod controller;
 pub mod errors;
+pub mod json;
 pub mod sim;
+pub mod stream;
 
 use pyo3::prelude::*;
 
@@ -19,6 +21,9 @@ use pyo3::prelude::*;
 #[pyo3(name = "_alcc")]
 fn alcc_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(stream::connect, m)?)?;
+    m.add_class::<stream::Listener>()?;
+    m.add_class::<stream::Stream>()?;
     m.add_class::<controller::Decision>()?;
     m.add_class::<controller::Ack>()?;
     m.add_class::<controller::Sent>()?;

@@ -13,11 +13,11 @@ use alcc_trace::metrics::{self, Bin};
 use alcc_trace::record::Recording;
 use alcc_trace::trace::Trace;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyDict;
 
 use crate::columns::{or_nan, Column, Table};
-use crate::controller::{ControllerError, Hooks, PyController};
-use crate::errors;
+use crate::controller::{ControllerError, Hooks, OnError, PyController};
+use crate::{errors, json};
 
 /// Parses `packets=N`, `bytes=N` or `infinite` (the CLI's `--queue`).
 pub fn parse_queue(text: &str) -> PyResult<QueueLimit> {
@@ -113,7 +113,7 @@ pub fn simulate<'py>(
     let run = match controller {
         // A Python controller takes the GIL at every hook: keep it for the run.
         Some(object) => {
-            let controller = PyController::new(py, object, Hooks::from_names(&hooks))?;
+            let controller = PyController::new(py, object, Hooks::from_names(&hooks), OnError::Record)?;
             let failure = controller.failure();
             let run = scenario.run_with(Box::new(controller), None).map_err(errors::sim)?;
             if let Some(traceback) = failure.get() {
@@ -131,52 +131,19 @@ pub fn simulate<'py>(
     );
     let series = metrics::time_series(&recording, metrics::DEFAULT_BIN_US)
         .map_err(|e| errors::invalid(e.to_string()))?;
-    let summary = serde_json::to_value(metrics::summarize(&recording))
-        .map_err(|e| errors::invalid(format!("summary: {e}")))?;
+    let summary = json::to_py(py, &metrics::summarize(&recording))?;
 
     let out = PyDict::new(py);
     let summary_dict = PyDict::new(py);
     summary_dict.set_item("cc", &cc)?;
     summary_dict.set_item("link", link)?;
-    if let serde_json::Value::Object(fields) = summary {
-        for (name, value) in fields {
-            summary_dict.set_item(name, json_to_py(py, &value)?)?;
-        }
-    }
+    summary_dict.update(summary.cast::<PyDict>()?.as_mapping())?;
     out.set_item("summary", summary_dict)?;
     out.set_item("packets", packets(&run).into_py(py)?)?;
     out.set_item("windows", windows(&run).into_py(py)?)?;
     out.set_item("acks", acks_table(&run).into_py(py)?)?;
     out.set_item("series", series_table(&series).into_py(py)?)?;
     Ok(out)
-}
-
-/// A JSON value of the summary as a Python object (numbers, strings, None).
-fn json_to_py<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
-    use serde_json::Value;
-    Ok(match value {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
-        Value::Number(n) => match n.as_u64() {
-            Some(u) => u.into_pyobject(py)?.into_any(),
-            None => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
-        },
-        Value::String(s) => s.into_pyobject(py)?.into_any(),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(json_to_py(py, item)?)?;
-            }
-            list.into_any()
-        }
-        Value::Object(fields) => {
-            let dict = PyDict::new(py);
-            for (k, v) in fields {
-                dict.set_item(k, json_to_py(py, v)?)?;
-            }
-            dict.into_any()
-        }
-    })
 }
 
 /// Every data packet: `seq`, `bytes`, `sent_s`, `departed_s`, `arrived_s`, `delay_ms` (NaN

@@ -9,6 +9,9 @@ A controller can be written in Python: subclass :class:`Controller`, return
 :class:`Decision` from ``decision()``, and pass the class (or ``"py:module:Class"``, or a name
 given to :func:`register`) as ``cc``.
 
+``alcc.Listener`` and ``alcc.connect`` give streams that send through alcc's engine on a kernel
+TCP connection, under a Rust or a Python controller.
+
 Errors carry the Rust message: ``ValueError`` for a bad spec or setting, ``OSError`` (with errno
 and file name) for a file that cannot be read, :class:`ControllerError` (with the traceback) for
 a Python controller that raised.
@@ -16,6 +19,7 @@ a Python controller that raised.
 
 from alcc._controller import Ack, Controller, ControllerError, Decision, Loss, Sent, register
 from alcc._sim import OUTCOMES, PACKET_BYTES, SimResult, Table, sim
+from alcc._stream import Listener, Stream, connect
 
 __all__ = [
     "OUTCOMES",
@@ -24,10 +28,13 @@ __all__ = [
     "Controller",
     "ControllerError",
     "Decision",
+    "Listener",
     "Loss",
     "Sent",
     "SimResult",
+    "Stream",
     "Table",
+    "connect",
     "register",
     "sim",
 ]
