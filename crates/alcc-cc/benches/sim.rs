@@ -1,5 +1,9 @@
 //! How fast the simulator replays a minute of a 10 Mbit/s link with each controller
-//! (target: well under one second per run).
+//! (target: well under one second per run), and a minute of Verus (R = 6) on the Verus
+//! reproduction's 12 Mbit/s reference link, whose profile refit (a penalized spline every
+//! second) and 200 epochs a second must stay cheap (target: under 1 s; this was a timed unit
+//! test in tests/scenario_verus.rs until the project moved speed targets to benchmarks).
+//! `cargo bench -p alcc-cc --bench sim` (a filter such as `-- verus_reference` runs one group).
 
 use std::time::Duration;
 
@@ -21,5 +25,15 @@ fn ten_mbps_minute(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, ten_mbps_minute);
+fn verus_reference_minute(c: &mut Criterion) {
+    // tests/common/mod.rs `reference_link`: a constant 12 Mbit/s link, the scenario's
+    // defaults otherwise (60 s).
+    let scenario = Scenario::new(Capacity::ConstantMbps(12.0));
+    let mut group = c.benchmark_group("verus_reference_link_60s");
+    group.sample_size(10);
+    group.bench_function("verus:r=6", |b| b.iter(|| scenario.run("verus:r=6").map(|r| r.packets.len())));
+    group.finish();
+}
+
+criterion_group!(benches, ten_mbps_minute, verus_reference_minute);
 criterion_main!(benches);
