@@ -29,8 +29,8 @@ refs:
 lint: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	.venv/bin/ruff check python crates/alcc-py/python
-	.venv/bin/ruff format --check python crates/alcc-py/python
+	.venv/bin/ruff check --config python/pyproject.toml python crates/alcc-py/python examples/python bench/python-callback.py
+	.venv/bin/ruff format --check --config python/pyproject.toml python crates/alcc-py/python examples/python bench/python-callback.py
 
 # The authors' programs (make refs) for the short runs of ref-copa, ref-verus and ref-sprout in
 # alcc-cli's experiment tests. scripts/test.sh: the Rust tests, the report's (one runs a short

@@ -148,3 +148,17 @@ def test_decision_validates():
         alcc.Decision(window=-1)
     with pytest.raises(ValueError, match="pacing_rate"):
         alcc.Decision(window=1, pacing_rate=float("nan"))
+
+
+@pytest.mark.parametrize("name", ["vegas", "toy-rate"])
+def test_the_examples_fill_a_constant_link_with_a_short_queue(name):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
+    import toy_rate  # noqa: F401
+    import vegas  # noqa: F401
+
+    run = alcc.sim(cc=name, rate_mbps=12, delay_ms=20, duration_s=20, seed=1)
+    assert run.utilization > 0.8
+    # Both aim at a queue of a few packets: 1 ms of queue is one 1500-byte packet at 12 Mbit/s.
+    assert run.delay_p95_ms < run.propagation_delay_ms + 60
