@@ -9,8 +9,8 @@
    `fixed` controller and by a Python controller reading every acknowledgement: throughput of each
    and the Python controller's callbacks per second.
 3. Isolation: a Rust-controlled (copa) loopback flow alone, then beside a flow whose Python
-   controller sleeps 1 ms in every on_ack. The engine runs every flow's controller on one driver
-   thread, so the slow controller's time is taken from the other flow: the ratio says how much.
+   controller sleeps 1 ms in every on_ack, with that controller's hooks delivered inline (on the
+   engine's one driver thread: its time is taken from every flow) and on a thread of its own.
 
 Take /work/locks/quiet.lock (CPU figures) and report `uptime` before and after.
 """
@@ -144,13 +144,13 @@ def loopback(megabytes: int) -> None:
     )
 
 
-def isolation(megabytes: int) -> None:
+def isolation(megabytes: int, delivery: str) -> None:
     alone = download("copa", megabytes)
     slow = Counter(delay=0.001, mss=1448)
     done = threading.Event()
 
     def slow_flow():
-        with alcc.Listener("127.0.0.1", 0, cc=slow) as listener:
+        with alcc.Listener("127.0.0.1", 0, cc=slow, delivery=delivery) as listener:
 
             def serve():
                 stream, _ = listener.accept()
@@ -171,7 +171,7 @@ def isolation(megabytes: int) -> None:
     beside = download("copa", megabytes)
     done.set()
     print(
-        f"isolation, copa {megabytes} MiB: alone {alone:.0f} Mbit/s, beside a Python controller"
+        f"isolation ({delivery}), copa {megabytes} MiB: alone {alone:.0f} Mbit/s, beside a Python controller"
         f" sleeping 1 ms per on_ack {beside:.0f} Mbit/s ({beside / alone:.2f}x;"
         f" the slow flow's on_ack calls: {slow.calls})"
     )
@@ -184,7 +184,8 @@ def main() -> None:
     args = parser.parse_args()
     simulator(args.seconds)
     loopback(args.megabytes)
-    isolation(args.megabytes)
+    isolation(args.megabytes, "inline")
+    isolation(args.megabytes, "thread")
 
 
 if __name__ == "__main__":

@@ -49,11 +49,11 @@ def expected(blocks: int) -> str:
     return digest.hexdigest()
 
 
-def transfer(cc, blocks: int) -> float:
+def transfer(cc, blocks: int, **options) -> float:
     """Sends ``blocks`` MiB under ``cc`` to a plain TCP reader; asserts it arrived intact, returns
     the seconds it took."""
     errors: list = []
-    with alcc.Listener("127.0.0.1", 0, cc=cc) as listener:
+    with alcc.Listener("127.0.0.1", 0, cc=cc, **options) as listener:
         sender = threading.Thread(target=serve, args=(listener, blocks, errors))
         sender.start()
         start = time.monotonic()
@@ -85,12 +85,14 @@ class Window(alcc.Controller):
         return alcc.Decision(window=200 * self.mss)
 
 
-def test_hundred_mb_intact_with_a_python_controller():
-    took = transfer(Window, 100)
-    print(f"100 MiB under a Python controller in {took:.1f} s")
+@pytest.mark.parametrize("delivery", ["inline", "thread"])
+def test_hundred_mb_intact_with_a_python_controller(delivery):
+    took = transfer(Window, 100, delivery=delivery)
+    print(f"100 MiB under a Python controller ({delivery}) in {took:.1f} s")
 
 
-def test_a_python_controller_that_raises_fails_its_flow_only():
+@pytest.mark.parametrize("delivery", ["inline", "thread"])
+def test_a_python_controller_that_raises_fails_its_flow_only(delivery):
     class Broken(alcc.Controller):
         def on_ack(self, now, ack):
             raise KeyError("deliberate")
@@ -99,7 +101,10 @@ def test_a_python_controller_that_raises_fails_its_flow_only():
             return alcc.Decision(window=50 * self.mss)
 
     errors: list = []
-    with alcc.Listener("127.0.0.1", 0, cc=Broken) as bad, alcc.Listener("127.0.0.1", 0, cc="reno") as good:
+    with (
+        alcc.Listener("127.0.0.1", 0, cc=Broken, delivery=delivery) as bad,
+        alcc.Listener("127.0.0.1", 0, cc="reno") as good,
+    ):
         failing = threading.Thread(target=serve, args=(bad, 64, errors))
         failing.start()
         with socket.create_connection(("127.0.0.1", bad.port)) as sock:

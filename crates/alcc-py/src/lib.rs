@@ -13,6 +13,7 @@ pub mod errors;
 pub mod json;
 pub mod sim;
 pub mod stream;
+pub mod threaded;
 
 use pyo3::prelude::*;
 

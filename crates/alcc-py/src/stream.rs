@@ -23,6 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::controller::{ControllerError, Failure, Hooks, OnError, PyController};
+use crate::threaded::Threaded;
 use crate::{errors, json};
 
 /// The controller of a new stream: a spec, or a Python controller instance and its hooks.
@@ -45,8 +46,37 @@ fn options(name: &str, spec: Option<&str>, underlay: &str, mode: &str) -> PyResu
     Ok(Options::with_cc(name).underlay(underlay).mode(mode))
 }
 
+/// Where a Python controller's hooks run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// On the engine's driver thread, each event as it happens (exact; a slow hook delays every
+    /// flow of the process).
+    Inline,
+    /// On a thread of the controller's own, in batches ([`Threaded`]; one slow controller
+    /// delays only its own flow; decisions lag by the hooks' time).
+    Thread,
+}
+
+impl Delivery {
+    /// `inline` or `thread`.
+    fn parse(text: &str) -> PyResult<Delivery> {
+        match text {
+            "inline" => Ok(Delivery::Inline),
+            "thread" => Ok(Delivery::Thread),
+            _ => Err(PyValueError::new_err(format!("delivery must be inline or thread, not `{text}`"))),
+        }
+    }
+}
+
 /// An [`AlccStream`] on `tcp` under `cc`.
-fn start(py: Python<'_>, tcp: TcpStream, opts: &Options, cc: Cc, hooks: &[String]) -> PyResult<Stream> {
+fn start(
+    py: Python<'_>,
+    tcp: TcpStream,
+    opts: &Options,
+    cc: Cc,
+    hooks: &[String],
+    delivery: Delivery,
+) -> PyResult<Stream> {
     match cc {
         Cc::Spec(_) => {
             let stream = py.detach(|| AlccStream::from_tcp(tcp, opts)).map_err(errors::engine)?;
@@ -59,10 +89,21 @@ fn start(py: Python<'_>, tcp: TcpStream, opts: &Options, cc: Cc, hooks: &[String
                     opts.mode
                 )));
             }
-            let controller = PyController::new(py, object, Hooks::from_names(hooks), OnError::Unwind)?;
-            let failure = controller.failure();
+            let hooks = Hooks::from_names(hooks);
+            let (controller, failure): (Box<dyn alcc_cc::Controller>, Failure) = match delivery {
+                Delivery::Inline => {
+                    let controller = PyController::new(py, object, hooks, OnError::Unwind)?;
+                    let failure = controller.failure();
+                    (Box::new(controller), failure)
+                }
+                Delivery::Thread => {
+                    let controller = PyController::new(py, object, hooks, OnError::Record)?;
+                    let failure = controller.failure();
+                    (Box::new(Threaded::start(controller, hooks).map_err(errors::io)?), failure)
+                }
+            };
             let stream = py
-                .detach(|| AlccStream::from_tcp_with_controller(tcp, opts, Box::new(controller)))
+                .detach(|| AlccStream::from_tcp_with_controller(tcp, opts, controller))
                 .map_err(errors::engine)?;
             Ok(Stream::new(stream, Some(failure)))
         }
@@ -71,7 +112,7 @@ fn start(py: Python<'_>, tcp: TcpStream, opts: &Options, cc: Cc, hooks: &[String
 
 /// Connects to `(host, port)` and returns a sending stream (`alcc.connect`).
 #[pyfunction]
-#[pyo3(signature = (host, port, *, cc, name, underlay="reno", mode="kernel", hooks=Vec::new()))]
+#[pyo3(signature = (host, port, *, cc, name, underlay="reno", mode="kernel", hooks=Vec::new(), delivery="inline"))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -82,14 +123,16 @@ pub fn connect(
     underlay: &str,
     mode: &str,
     hooks: Vec<String>,
+    delivery: &str,
 ) -> PyResult<Stream> {
+    let delivery = Delivery::parse(delivery)?;
     let spec = match &cc {
         Cc::Spec(spec) => Some(spec.as_str()),
         Cc::Python(_) => None,
     };
     let opts = options(&name, spec, underlay, mode)?;
     let tcp = py.detach(|| TcpStream::connect((host.as_str(), port))).map_err(errors::io)?;
-    start(py, tcp, &opts, cc, &hooks)
+    start(py, tcp, &opts, cc, &hooks, delivery)
 }
 
 /// A TCP listener whose accepted connections send through alcc (`alcc.Listener`).
@@ -127,11 +170,18 @@ impl Listener {
     }
 
     /// Waits for a connection; returns the stream and the peer's `(host, port)`.
-    #[pyo3(signature = (cc, hooks=Vec::new()))]
-    fn accept(&self, py: Python<'_>, cc: Cc, hooks: Vec<String>) -> PyResult<(Stream, (String, u16))> {
+    #[pyo3(signature = (cc, hooks=Vec::new(), delivery="inline"))]
+    fn accept(
+        &self,
+        py: Python<'_>,
+        cc: Cc,
+        hooks: Vec<String>,
+        delivery: &str,
+    ) -> PyResult<(Stream, (String, u16))> {
+        let delivery = Delivery::parse(delivery)?;
         let listener = self.get()?;
         let (tcp, peer) = py.detach(|| listener.accept()).map_err(errors::io)?;
-        let stream = start(py, tcp, &self.options, cc, &hooks)?;
+        let stream = start(py, tcp, &self.options, cc, &hooks, delivery)?;
         Ok((stream, (peer.ip().to_string(), peer.port())))
     }
 

@@ -107,10 +107,19 @@ def connect(host: str, port: int, *, cc="copa", underlay: str = "reno", mode: st
 class Listener:
     """Listens on ``(host, port)`` (port 0: any); ``accept()`` returns ``(Stream, (host, port))``,
     each stream sending under ``cc`` (a Python controller class gives each connection its own
-    instance). A context manager that stops listening on exit."""
+    instance; ``delivery`` as in :func:`connect`). A context manager that stops listening on exit."""
 
-    def __init__(self, host: str, port: int, *, cc="copa", underlay: str = "reno", mode: str = "kernel"):
-        self._cc = cc
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        cc="copa",
+        underlay: str = "reno",
+        mode: str = "kernel",
+        delivery: str = "inline",
+    ):
+        self._cc, self._delivery = cc, delivery
         name, python = resolve(cc)
         self._native = _alcc._Listener(
             host, port, name=name, python=python is not None, underlay=underlay, mode=mode
@@ -119,7 +128,7 @@ class Listener:
     def accept(self) -> tuple[Stream, tuple[str, int]]:
         """Waits for a connection."""
         _, controller, hooks = _controller(self._cc)
-        native, peer = self._native.accept(controller, hooks)
+        native, peer = self._native.accept(controller, hooks, self._delivery)
         return Stream(native, controller if isinstance(controller, Controller) else None), peer
 
     def getsockname(self) -> tuple[str, int]:
