@@ -25,11 +25,10 @@
 //!
 //! Readiness: `epoll_ctl` on a governed descriptor watches the socket for everything but
 //! EPOLLOUT and the flow's readiness descriptor for EPOLLOUT, with the program's data, so an
-//! epoll loop wakes for output exactly when the queue has room ([`epoll_ctl`]); `poll` and
-//! `ppoll` likewise ([`poll`]).
+//! epoll loop wakes for output exactly when the queue has room ([`epoll_ctl`]); `poll`,
+//! `ppoll` ([`poll`]), `select` and `pselect` likewise.
 //!
-//! Not yet governed (see docs/unmodified-programs.md): readiness through `select` (such a
-//! loop sees the kernel socket's writability, not the queue's), a connection inherited across `fork` (writes in the child fail with EIO and
+//! Not yet governed (see docs/unmodified-programs.md): a connection inherited across `fork` (writes in the child fail with EIO and
 //! a log line; connections the child accepts itself are governed by the child's own engine
 //! thread), io_uring and raw system calls. At exit the engine's own hook
 //! ([`alcc::flush_at_exit`]) hands every flow's queued bytes to the kernel within
@@ -483,4 +482,15 @@ pub fn poll(
         }
     }
     Some(fds.iter().filter(|p| p.revents != 0).count() as libc::c_int)
+}
+
+/// The readiness descriptors that stand in for the governed descriptors among `fds` (the
+/// program's descriptors in a `select` write set): pairs of (program's, readiness).
+pub fn select_substitutes(fds: impl Iterator<Item = RawFd>) -> Vec<(RawFd, RawFd)> {
+    fds.filter(|&fd| marked(fd))
+        .filter_map(|fd| match flow(fd)? {
+            Ok(g) => g.stream.writable_fd().ok().map(|w| (fd, w)),
+            Err(_) => None,
+        })
+        .collect()
 }

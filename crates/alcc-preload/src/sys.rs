@@ -35,6 +35,21 @@ type Dup2Fn = unsafe extern "C" fn(c_int, c_int) -> c_int;
 type Dup3Fn = unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
 type FcntlFn = unsafe extern "C" fn(c_int, c_int, libc::c_ulong) -> c_int;
 type EpollCtlFn = unsafe extern "C" fn(c_int, c_int, c_int, *mut libc::epoll_event) -> c_int;
+type SelectFn = unsafe extern "C" fn(
+    c_int,
+    *mut libc::fd_set,
+    *mut libc::fd_set,
+    *mut libc::fd_set,
+    *mut libc::timeval,
+) -> c_int;
+type PselectFn = unsafe extern "C" fn(
+    c_int,
+    *mut libc::fd_set,
+    *mut libc::fd_set,
+    *mut libc::fd_set,
+    *const libc::timespec,
+    *const libc::sigset_t,
+) -> c_int;
 type PollFn = unsafe extern "C" fn(*mut libc::pollfd, libc::nfds_t, c_int) -> c_int;
 type PpollFn = unsafe extern "C" fn(
     *mut libc::pollfd,
@@ -64,6 +79,8 @@ struct Real {
     epoll_ctl: EpollCtlFn,
     poll: PollFn,
     ppoll: PpollFn,
+    select: SelectFn,
+    pselect: PselectFn,
 }
 
 static REAL: OnceLock<Real> = OnceLock::new();
@@ -110,6 +127,8 @@ fn real() -> &'static Real {
         epoll_ctl: real_fn!(c"epoll_ctl", EpollCtlFn),
         poll: real_fn!(c"poll", PollFn),
         ppoll: real_fn!(c"ppoll", PpollFn),
+        select: real_fn!(c"select", SelectFn),
+        pselect: real_fn!(c"pselect", PselectFn),
     })
 }
 
@@ -649,4 +668,109 @@ pub unsafe extern "C" fn ppoll(
     }
     // SAFETY: the caller's arguments, as ppoll(2) takes them.
     unsafe { (real().ppoll)(fds, n, timeout, sigmask) }
+}
+
+/// Whether `fd` is in the set `set` points to (null: no set).
+fn fd_in(set: *const libc::fd_set, fd: c_int) -> bool {
+    // SAFETY: `set` is null or the caller's fd_set; `fd` is below FD_SETSIZE (checked).
+    !set.is_null() && (0..libc::FD_SETSIZE as c_int).contains(&fd) && unsafe { libc::FD_ISSET(fd, set) }
+}
+
+/// select(2)/pselect(2) with a governed descriptor in the write set: it is replaced there by
+/// its flow's readiness descriptor, and set again in the result when that one is writable.
+/// `call` runs the real function with the (possibly larger) first argument.
+///
+/// # Safety
+/// The sets are null or valid fd_sets (select(2)'s contract).
+unsafe fn select_governed(
+    nfds: c_int,
+    rd: *mut libc::fd_set,
+    wr: *mut libc::fd_set,
+    ex: *mut libc::fd_set,
+    call: impl FnOnce(c_int) -> c_int,
+) -> Option<c_int> {
+    if wr.is_null() {
+        return None;
+    }
+    let limit = nfds.clamp(0, libc::FD_SETSIZE as c_int);
+    let subs: Vec<(c_int, c_int)> = crate::select_substitutes((0..limit).filter(|&fd| fd_in(wr, fd)))
+        .into_iter()
+        .filter(|&(_, w)| w < libc::FD_SETSIZE as c_int)
+        .collect();
+    if subs.is_empty() {
+        return None;
+    }
+    let mut top = nfds;
+    for &(fd, w) in &subs {
+        // SAFETY: both descriptors are below FD_SETSIZE; `wr` is the caller's set.
+        unsafe {
+            libc::FD_CLR(fd, wr);
+            libc::FD_SET(w, wr);
+        }
+        top = top.max(w + 1);
+    }
+    let r = call(top);
+    if r < 0 {
+        // The sets are unspecified after an error, as the kernel leaves them.
+        return Some(r);
+    }
+    for &(fd, w) in &subs {
+        let ready = fd_in(wr, w);
+        // SAFETY: as above.
+        unsafe {
+            libc::FD_CLR(w, wr);
+            if ready {
+                libc::FD_SET(fd, wr);
+            }
+        }
+    }
+    let count = (0..limit).map(|fd| [rd, wr, ex].iter().filter(|s| fd_in(**s, fd)).count() as c_int).sum();
+    Some(count)
+}
+
+/// select(2): a governed descriptor's writability comes from its flow's readiness descriptor.
+///
+/// # Safety
+/// As select(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn select(
+    nfds: c_int,
+    rd: *mut libc::fd_set,
+    wr: *mut libc::fd_set,
+    ex: *mut libc::fd_set,
+    timeout: *mut libc::timeval,
+) -> c_int {
+    // SAFETY: the caller's sets and timeout, passed on.
+    let call = |n: c_int| unsafe { (real().select)(n, rd, wr, ex, timeout) };
+    // SAFETY: select(2)'s contract for the sets.
+    if let Some(r) = unsafe { select_governed(nfds, rd, wr, ex, call) } {
+        return r;
+    }
+    // SAFETY: the caller's arguments, as select(2) takes them.
+    unsafe { (real().select)(nfds, rd, wr, ex, timeout) }
+}
+
+/// pselect(2): as [`select`].
+///
+/// # Safety
+/// As pselect(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn pselect(
+    nfds: c_int,
+    rd: *mut libc::fd_set,
+    wr: *mut libc::fd_set,
+    ex: *mut libc::fd_set,
+    timeout: *const libc::timespec,
+    sigmask: *const libc::sigset_t,
+) -> c_int {
+    // SAFETY: the caller's sets, timeout and mask, passed on.
+    let call = |n: c_int| unsafe { (real().pselect)(n, rd, wr, ex, timeout, sigmask) };
+    // SAFETY: pselect(2)'s contract for the sets.
+    if let Some(r) = unsafe { select_governed(nfds, rd, wr, ex, call) } {
+        return r;
+    }
+    // SAFETY: the caller's arguments, as pselect(2) takes them.
+    unsafe { (real().pselect)(nfds, rd, wr, ex, timeout, sigmask) }
 }

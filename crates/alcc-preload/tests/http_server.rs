@@ -377,12 +377,12 @@ fn nginx_with_sendfile_and_two_workers_is_governed_without_spinning() {
     assert!(text.lines().filter(|l| l.contains(" accept fd=")).count() >= 2, "governed accepts: {text}");
 }
 
-/// A non-blocking writer that waits with poll(2) for POLLOUT (Python's select.poll) sleeps
-/// while alcc's queue is full instead of spinning on the kernel socket's POLLOUT.
-#[test]
-fn a_poll_loop_sleeps_while_the_queue_is_full() {
-    let Some(_env) = programs() else { return };
-    let script = "import socket, select, resource\n\
+/// A non-blocking writer that waits for writability with `wait` (a Python statement on the
+/// socket `c`; `p` is a select.poll registered for POLLOUT) sleeps while alcc's queue is
+/// full instead of spinning on the kernel socket's writability.
+fn nonblocking_writer(wait: &str) {
+    let script = format!(
+        "import socket, select, resource\n\
          l = socket.socket(); l.bind(('127.0.0.1', 0)); l.listen(1)\n\
          print(l.getsockname()[1], flush=True)\n\
          c, _ = l.accept(); c.setblocking(False)\n\
@@ -395,12 +395,13 @@ fn a_poll_loop_sleeps_while_the_queue_is_full() {
          \x20   try:\n\
          \x20       off += c.send(data[off:off + 65536])\n\
          \x20   except BlockingIOError:\n\
-         \x20       p.poll(10000); waits += 1\n\
+         \x20       {wait}; waits += 1\n\
          t = resource.getrusage(resource.RUSAGE_SELF)\n\
          print(waits, t.ru_utime + t.ru_stime - cpu0, flush=True)\n\
-         c.close()\n";
+         c.close()\n"
+    );
     let mut child = Command::new(python())
-        .args(["-c", script])
+        .args(["-c", &script])
         .env("LD_PRELOAD", library())
         .env("ALCC_CC", "fixed:rate=16")
         .stdout(Stdio::piped())
@@ -424,8 +425,20 @@ fn a_poll_loop_sleeps_while_the_queue_is_full() {
     let mut f = line.split_whitespace();
     let waits: u64 = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
     let cpu: f64 = f.next().and_then(|v| v.parse().ok()).unwrap_or(f64::MAX);
-    eprintln!("poll loop: {} bytes in {took:?}, {waits} waits, {cpu:.3} s of CPU", got.len());
+    eprintln!("{wait}: {} bytes in {took:?}, {waits} waits, {cpu:.3} s of CPU", got.len());
     // 3 MiB at 16 Mbit/s is 1.6 s: the writer waited, and waiting cost it little.
-    assert!(took > Duration::from_millis(1300) && waits > 0, "took {took:?}, {waits} waits");
-    assert!(cpu < 0.3, "the poll loop used {cpu} s of CPU in {took:?}");
+    assert!(took > Duration::from_millis(1300) && waits > 0, "{wait}: took {took:?}, {waits} waits");
+    assert!(cpu < 0.3, "{wait}: the loop used {cpu} s of CPU in {took:?}");
+}
+
+#[test]
+fn a_poll_loop_sleeps_while_the_queue_is_full() {
+    let Some(_env) = programs() else { return };
+    nonblocking_writer("p.poll(10000)");
+}
+
+#[test]
+fn a_select_loop_sleeps_while_the_queue_is_full() {
+    let Some(_env) = programs() else { return };
+    nonblocking_writer("select.select([], [c], [], 10)");
 }
