@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import socket
@@ -206,3 +207,27 @@ def test_no_leaked_threads_or_descriptors_after_1000_cycles():
         time.sleep(0.5)  # the driver lets go of finished flows' descriptors on its next step
         assert os_threads() == threads
         assert open_fds() <= fds + 2
+
+
+def test_asyncio_waits_for_writability():
+    with alcc.Listener("127.0.0.1", 0, cc="reno") as listener:
+        client = alcc.connect("127.0.0.1", listener.port, cc="fixed:window=100")
+        server, _ = listener.accept()
+        client.setblocking(False)
+        sent = 0
+        with pytest.raises(BlockingIOError):
+            while True:
+                sent += client.send(b"y" * 65536)
+        received = []
+
+        def drain():
+            while sum(received) < sent:
+                received.append(len(server.recv(1 << 20)))
+
+        reader = threading.Thread(target=drain)
+        reader.start()
+        asyncio.run(asyncio.wait_for(client.wait_writable(), timeout=10))
+        assert client.send(b"z") == 1
+        reader.join(10)
+        client.abort()
+        server.abort()

@@ -330,6 +330,14 @@ impl Stream {
         Ok(self.get()?.as_raw_fd())
     }
 
+    /// The flow's readiness descriptor for event loops: it polls writable exactly while a send
+    /// would not block (the engine's `AlccStream::writable_fd`). Watch it for writability only;
+    /// never read, write or close it; valid until the stream is closed.
+    fn writable_fd(&self, py: Python<'_>) -> PyResult<i32> {
+        let stream = self.get()?;
+        py.detach(|| stream.writable_fd()).map_err(errors::io)
+    }
+
     /// The peer's `(host, port)`.
     fn getpeername(&self) -> PyResult<(String, u16)> {
         let addr = self.get()?.peer_addr().map_err(errors::io)?;

@@ -9,6 +9,8 @@ also reads what it sends (``recv``).
 
 from __future__ import annotations
 
+import asyncio
+
 from alcc import _alcc
 from alcc._controller import Controller, instantiate, resolve
 
@@ -76,6 +78,22 @@ class Stream:
     def fileno(self) -> int:
         """The socket's descriptor."""
         return self._native.fileno()
+
+    def writable_fd(self) -> int:
+        """A descriptor that polls writable exactly while ``send`` would not block (for ``select``,
+        ``epoll`` or asyncio's ``add_writer``); do not read, write or close it."""
+        return self._native.writable_fd()
+
+    async def wait_writable(self) -> None:
+        """Waits, in the running asyncio loop, until ``send`` would not block."""
+        loop = asyncio.get_running_loop()
+        ready = loop.create_future()
+        fd = self.writable_fd()
+        loop.add_writer(fd, lambda: ready.done() or ready.set_result(None))
+        try:
+            await ready
+        finally:
+            loop.remove_writer(fd)
 
     def getpeername(self) -> tuple[str, int]:
         """The peer's ``(host, port)``."""
