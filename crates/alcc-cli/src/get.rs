@@ -1,6 +1,7 @@
-//! `alcc get HOST:PORT`: a download client over plain TCP (like any unmodified client), or
-//! with `--mode framed` the receiving side of framed mode (ACK frames back, and Sprout's
-//! forecaster), reporting bytes, time and throughput.
+//! `alcc get HOST:PORT`: a download client over plain TCP (like any unmodified client), with
+//! `--drwa` governing its advertised window (DRWA) or `--rcvbuf N` a static receive buffer
+//! (the phone vendors' cap), or with `--mode framed` the receiving side of framed mode (ACK
+//! frames back, and Sprout's forecaster), reporting bytes, time and throughput.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
@@ -8,7 +9,7 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use alcc::{AlccReceiver, Mode, Options};
+use alcc::{AlccReceiver, Mode, Options, ReceiveWindow};
 use anyhow::{bail, Context, Result};
 
 /// Arguments of `alcc get`.
@@ -28,20 +29,93 @@ pub struct GetArgs {
     /// the sender's close, `alcc get` fails naming what was sent and what arrived).
     #[arg(long, default_value = "kernel")]
     mode: Mode,
+    /// Kernel mode: DRWA sets the advertised window (IMC 2012; `drwa[:lambda=3,alpha=0.875,
+    /// floor=5792]`, bare `--drwa` for the paper's parameters), with TCP_WINDOW_CLAMP on a
+    /// receive buffer locked before connect.
+    #[arg(long, num_args = 0..=1, default_missing_value = "drwa", value_name = "SPEC")]
+    drwa: Option<String>,
+    /// Kernel mode: the receive buffer in bytes, set before connect. Alone: a static cap (the
+    /// phone vendors' small buffer); with --drwa: DRWA's buffer (default 8 MiB, or what an
+    /// unprivileged process is granted).
+    #[arg(long, value_name = "BYTES")]
+    rcvbuf: Option<u64>,
+}
+
+impl GetArgs {
+    /// The receive-window control asked for, `None` for a plain client.
+    fn receive_window(&self) -> Result<Option<ReceiveWindow>> {
+        let spec = match (&self.drwa, self.rcvbuf) {
+            (None, None) => return Ok(None),
+            (None, Some(b)) => format!("static:rcvbuf={b}"),
+            (Some(d), None) => d.clone(),
+            (Some(d), Some(b)) => format!("{d}{}rcvbuf={b}", if d.contains(':') { "," } else { ":" }),
+        };
+        if !spec.starts_with("drwa") && !spec.starts_with("static") {
+            bail!("--drwa takes a DRWA specification, drwa[:lambda=L,alpha=A,floor=BYTES]; got `{spec}`");
+        }
+        Ok(Some(spec.parse().with_context(|| format!("receive window `{spec}`"))?))
+    }
 }
 
 /// Runs the client.
 pub fn run(args: GetArgs) -> Result<()> {
     if args.mode != Mode::Kernel {
+        if args.drwa.is_some() || args.rcvbuf.is_some() {
+            bail!("--drwa and --rcvbuf need --mode kernel (a plain TCP client)");
+        }
         if args.http {
             bail!("--http needs --mode kernel: framed and udp modes have no HTTP request");
         }
         return run_alcc(&args);
     }
     let start = Instant::now();
-    let mut stream =
-        TcpStream::connect(&args.addr).with_context(|| format!("connecting to {}", args.addr))?;
-    let mut out = open_out(&args)?;
+    let window = args.receive_window()?;
+    let (body, expect, stats) = match window {
+        None => {
+            let mut stream =
+                TcpStream::connect(&args.addr).with_context(|| format!("connecting to {}", args.addr))?;
+            let (body, expect) = download(&mut stream, &args)?;
+            (body, expect, None)
+        }
+        Some(w) => {
+            let options = Options::default().receive_window(w);
+            let mut stream = AlccReceiver::connect(&args.addr, &options)
+                .with_context(|| format!("connecting to {}", args.addr))?;
+            let (body, expect) = download(&mut stream, &args)?;
+            (body, expect, stream.stats().window)
+        }
+    };
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!("alcc get: {body} bytes in {secs:.3} s ({:.2} Mbit/s)", body as f64 * 8.0 / secs / 1e6);
+    if let Some(w) = stats {
+        let ms = |d: Option<std::time::Duration>| {
+            d.map_or("-".into(), |d| format!("{:.1} ms", d.as_secs_f64() * 1e3))
+        };
+        eprintln!(
+            "alcc get: receive window {}: buffer {} bytes, largest window {}, last clamp {}, {} clamp changes, \
+             {} updates, rtt_min {}, window estimate {}",
+            w.spec,
+            w.rcvbuf,
+            w.ceiling,
+            w.clamp.map_or("-".into(), |c| c.to_string()),
+            w.clamp_sets,
+            w.updates,
+            ms(w.rtt_min),
+            w.cwnd_estimate.map_or("-".into(), |c| c.to_string()),
+        );
+    }
+    if let Some(e) = expect {
+        if e != body {
+            bail!("truncated: Content-Length {e}, received {body}");
+        }
+    }
+    Ok(())
+}
+
+/// Sends the HTTP request if asked, reads to the end into `--out`; returns the body's length
+/// and the Content-Length announced.
+fn download(stream: &mut (impl Read + Write), args: &GetArgs) -> Result<(u64, Option<u64>)> {
+    let mut out = open_out(args)?;
     let mut buf = vec![0u8; 256 << 10];
     let mut expect = None;
     let mut body = 0u64;
@@ -73,14 +147,7 @@ pub fn run(args: GetArgs) -> Result<()> {
         body += n as u64;
     }
     out.flush()?;
-    let secs = start.elapsed().as_secs_f64();
-    eprintln!("alcc get: {body} bytes in {secs:.3} s ({:.2} Mbit/s)", body as f64 * 8.0 / secs / 1e6);
-    if let Some(e) = expect {
-        if e != body {
-            bail!("truncated: Content-Length {e}, received {body}");
-        }
-    }
-    Ok(())
+    Ok((body, expect))
 }
 
 fn open_out(args: &GetArgs) -> Result<Box<dyn Write>> {

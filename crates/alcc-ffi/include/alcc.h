@@ -102,6 +102,16 @@ int alcc_set_cc(int fd, const char *spec, const char *underlay);
  * -1/EISCONN on a connection. Choose the mode before a receiver-side controller
  * ("sprout"), which alcc_set_cc refuses in kernel mode. */
 int alcc_set_mode(int fd, const char *mode);
+/* Chooses how the connecting side of a kernel-mode connection sets the window it advertises
+ * to any TCP server, on an unconnected socket (before alcc_connect): "drwa" (DRWA, IMC 2012:
+ * the window from the receiver's RTT and delivery, "drwa:lambda=3,alpha=0.875,floor=5792,
+ * rcvbuf=BYTES"), "static:rcvbuf=BYTES" (a small fixed buffer, as phone vendors ship) or
+ * "kernel" (autotuning). alcc_connect then sets the receive buffer before the handshake
+ * (-1/EPERM there when an explicit rcvbuf exceeds what this process may lock: 2 x
+ * net.core.rmem_max without CAP_NET_ADMIN); alcc_recv applies DRWA's window, alcc_send sends
+ * requests to the server. -1/EINVAL for a malformed spec or in framed mode, -1/EISCONN on a
+ * connection. */
+int alcc_set_receive_window(int fd, const char *spec);
 /* Fills *info for an alcc connection. -1/EBADF if fd is not one. */
 int alcc_get_info(int fd, struct alcc_info *info);
 /* For event loops: a descriptor that polls writable (POLLOUT, EPOLLOUT; level- or

@@ -22,7 +22,7 @@ use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use engine::{AlccReceiver, AlccStream, FlowInfo, Mode, Options};
+use engine::{AlccReceiver, AlccStream, FlowInfo, Mode, Options, ReceiveWindow, WindowControl};
 
 /// `struct alcc_info` of `alcc.h`.
 #[repr(C)]
@@ -115,14 +115,12 @@ enum Conn {
 }
 
 impl Conn {
-    fn not_here(what: &str) -> io::Error {
-        io::Error::new(io::ErrorKind::Unsupported, format!("alcc: {what}"))
-    }
-
     fn send(&self, buf: &[u8], nonblocking: bool) -> io::Result<usize> {
         match self {
             Conn::Sending(s) => s.write_with(buf, nonblocking),
-            Conn::Receiving(_) => Err(Conn::not_here("in framed mode the connecting side only receives")),
+            // Kernel mode's receiver (a receive window chosen) sends requests; framed
+            // mode's refuses with EOPNOTSUPP.
+            Conn::Receiving(r) => r.write_with(buf, nonblocking),
         }
     }
 
@@ -156,6 +154,8 @@ struct Table {
     pending: HashMap<RawFd, (String, String)>,
     /// Modes chosen with `alcc_set_mode` on listening or not yet connected sockets.
     modes: HashMap<RawFd, Mode>,
+    /// Receive windows chosen with `alcc_set_receive_window` on not yet connected sockets.
+    windows: HashMap<RawFd, ReceiveWindow>,
 }
 
 fn table() -> MutexGuard<'static, Table> {
@@ -209,6 +209,41 @@ pub fn adopt(fd: RawFd, tcp: TcpStream, chosen_on: RawFd, connected: bool) -> Re
     Ok(())
 }
 
+/// Before `connect(2)`: the receive window chosen for `fd` with `alcc_set_receive_window`
+/// prepares the socket (its buffer must be in place before the handshake); `None` when none
+/// was chosen.
+pub fn prepare_connect(fd: RawFd) -> Result<Option<WindowControl>, Errno> {
+    let Some(window) = table().windows.get(&fd).cloned() else { return Ok(None) };
+    window.prepare(fd).map(Some).map_err(|e| errno_of(&io::Error::from(e)))
+}
+
+/// After `connect(2)` of a socket [`prepare_connect`] prepared: the connection is a kernel-mode
+/// receiver whose advertised window `control` governs.
+pub fn adopt_receiver(fd: RawFd, tcp: TcpStream, control: WindowControl) -> Result<(), Errno> {
+    let receiver = AlccReceiver::from_prepared(tcp, control).map_err(|e| errno_of(&io::Error::from(e)))?;
+    let mut t = table();
+    t.pending.remove(&fd);
+    t.modes.remove(&fd);
+    t.windows.remove(&fd);
+    t.conns.insert(fd, Arc::new(Conn::Receiving(receiver)));
+    Ok(())
+}
+
+/// `alcc_set_receive_window`: on a not yet connected socket (EISCONN on a connection);
+/// EINVAL for a malformed spec or a mode other than kernel.
+pub fn set_receive_window(fd: RawFd, spec: &str) -> Result<(), Errno> {
+    let window: ReceiveWindow = spec.parse().map_err(|_| libc::EINVAL)?;
+    if mode_for(fd) != Mode::Kernel {
+        return Err(libc::EINVAL);
+    }
+    let mut t = table();
+    if t.conns.contains_key(&fd) {
+        return Err(libc::EISCONN);
+    }
+    t.windows.insert(fd, window);
+    Ok(())
+}
+
 /// `alcc_send` on a connection.
 pub fn send(fd: RawFd, buf: &[u8], flags: libc::c_int) -> Result<usize, Errno> {
     conn(fd)?.send(buf, flags & libc::MSG_DONTWAIT != 0).map_err(|e| errno_of(&e))
@@ -233,6 +268,7 @@ pub fn close(fd: RawFd) -> Closing {
         let mut t = table();
         t.pending.remove(&fd);
         t.modes.remove(&fd);
+        t.windows.remove(&fd);
         t.conns.remove(&fd)
     };
     let Some(conn) = stream else { return Closing::Plain };

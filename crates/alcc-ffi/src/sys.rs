@@ -72,6 +72,8 @@ pub unsafe extern "C" fn alcc_connect(
     addrlen: libc::socklen_t,
 ) -> libc::c_int {
     guard(|| {
+        // A receive window chosen for this socket sets its buffer before the handshake.
+        let window = crate::prepare_connect(sockfd)?;
         loop {
             // SAFETY: the caller's address, valid as for connect(2).
             if unsafe { libc::connect(sockfd, addr, addrlen) } == 0 {
@@ -82,7 +84,10 @@ pub unsafe extern "C" fn alcc_connect(
                 return Err(e);
             }
         }
-        crate::adopt(sockfd, tcp_from(sockfd), sockfd, true)?;
+        match window {
+            Some(control) => crate::adopt_receiver(sockfd, tcp_from(sockfd), control)?,
+            None => crate::adopt(sockfd, tcp_from(sockfd), sockfd, true)?,
+        }
         Ok(0)
     })
 }
@@ -199,6 +204,22 @@ pub unsafe extern "C" fn alcc_set_mode(fd: RawFd, mode: *const libc::c_char) -> 
         // SAFETY: the caller guarantees a NUL-terminated string.
         let mode = unsafe { CStr::from_ptr(mode) }.to_str().map_err(|_| libc::EINVAL)?;
         crate::set_mode(fd, mode).map(|()| 0)
+    })
+}
+
+/// Chooses the receive-window control of a not yet connected socket (kernel mode).
+///
+/// # Safety
+/// `spec` must be a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn alcc_set_receive_window(fd: RawFd, spec: *const libc::c_char) -> libc::c_int {
+    guard(|| {
+        if spec.is_null() {
+            return Err(libc::EINVAL);
+        }
+        // SAFETY: the caller guarantees a NUL-terminated string.
+        let spec = unsafe { CStr::from_ptr(spec) }.to_str().map_err(|_| libc::EINVAL)?;
+        crate::set_receive_window(fd, spec).map(|()| 0)
     })
 }
 

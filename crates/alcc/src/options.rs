@@ -7,6 +7,7 @@ use alcc_cc::{registry, Config};
 
 use crate::error::{Error, Result};
 use crate::mode::Mode;
+use crate::receive_window::ReceiveWindow;
 
 /// How a flow is set up: its controller, the kernel congestion control under it, buffers.
 #[derive(Clone, Debug)]
@@ -47,6 +48,9 @@ pub struct Options {
     /// ends run alcc: an [`AlccStream`](crate::AlccStream) sends and an
     /// [`AlccReceiver`](crate::AlccReceiver) receives.
     pub mode: Mode,
+    /// The receiving side of kernel mode ([`AlccReceiver::connect`](crate::AlccReceiver::connect)):
+    /// how its advertised window is set (the kernel's autotuning, a static buffer, DRWA).
+    pub receive_window: ReceiveWindow,
 }
 
 impl Default for Options {
@@ -64,6 +68,7 @@ impl Default for Options {
             user_timeout: None,
             close_user_timeout: Duration::from_secs(60),
             mode: Mode::Kernel,
+            receive_window: ReceiveWindow::Kernel,
         }
     }
 }
@@ -77,6 +82,12 @@ impl Options {
     /// Sets the mode.
     pub fn mode(mut self, mode: Mode) -> Options {
         self.mode = mode;
+        self
+    }
+
+    /// Sets the receiving side's window control (kernel mode).
+    pub fn receive_window(mut self, window: ReceiveWindow) -> Options {
+        self.receive_window = window;
         self
     }
 

@@ -638,3 +638,61 @@ pub fn close_raw(fd: RawFd) {
     // SAFETY: the caller guarantees that nothing else owns or uses `fd` in this process.
     unsafe { libc::close(fd) };
 }
+
+/// A fresh, unconnected TCP socket of `addr`'s family, to set options on before
+/// [`connect`] (a receive buffer that must be in place before the handshake).
+pub fn tcp_socket_for(addr: &std::net::SocketAddr) -> io::Result<OwnedFd> {
+    let family = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
+    // SAFETY: plain syscall; the descriptor it returns is owned by nobody else.
+    let fd = cvt(unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: `fd` was just created and is valid.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// connect(2) of a socket from [`tcp_socket_for`] to `addr`, blocking until the handshake is
+/// done (or refused). Interrupted by a signal, the handshake goes on in the kernel: then this
+/// waits for it and returns its outcome (SO_ERROR).
+pub fn connect(fd: RawFd, addr: &std::net::SocketAddr) -> io::Result<()> {
+    // SAFETY: all-zero is a valid sockaddr_storage.
+    let mut storage: libc::sockaddr_storage = unsafe { mem::zeroed() };
+    let len = match addr {
+        std::net::SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(a.ip().octets()) },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
+            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin) };
+            mem::size_of::<libc::sockaddr_in>()
+        }
+        std::net::SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr { s6_addr: a.ip().octets() },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in6.
+            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin6) };
+            mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    // SAFETY: `storage` holds a valid address of `len` bytes and outlives the call.
+    let ret = unsafe {
+        libc::connect(fd, (&storage as *const libc::sockaddr_storage).cast(), len as libc::socklen_t)
+    };
+    match cvt(ret) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+            poll_one(fd, libc::POLLOUT, None)?;
+            match take_socket_error(fd)? {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}

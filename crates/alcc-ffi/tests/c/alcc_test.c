@@ -42,12 +42,16 @@ static socklen_t server_len;
 static uint64_t client_sum;
 static uint64_t client_bytes;
 static int framed; /* run in framed mode, Sprout at the sender, its forecaster at the receiver */
+static int drwa;   /* the client sets its advertised window with DRWA (kernel mode) */
 
 static void *client(void *arg) {
     (void)arg;
     int s = socket(server_addr.ss_family, SOCK_STREAM, 0);
     if (framed) {
         CHECK(alcc_set_mode(s, "framed") == 0, "set_mode on unconnected socket: %s", strerror(errno));
+    } else if (drwa) {
+        CHECK(alcc_set_receive_window(s, "drwa:lambda=") == -1 && errno == EINVAL, "bad window spec: errno %d", errno);
+        CHECK(alcc_set_receive_window(s, "drwa") == 0, "set_receive_window: %s", strerror(errno));
     } else {
         CHECK(alcc_set_cc(s, "none", "cubic") == 0, "set_cc on unconnected socket: %s", strerror(errno));
     }
@@ -65,6 +69,10 @@ static void *client(void *arg) {
         client_bytes += (uint64_t)n;
     }
     client_sum = h;
+    if (drwa) {
+        CHECK(alcc_set_receive_window(s, "drwa") == -1 && errno == EISCONN, "window on a connection: errno %d", errno);
+        CHECK(alcc_get_info(s, NULL) == -1, "info on a receiver");
+    }
     if (framed) {
         CHECK(alcc_send(s, buf, 1, 0) == -1 && errno == EOPNOTSUPP, "framed receiver sent: errno %d", errno);
         CHECK(alcc_set_mode(s, "kernel") == -1 && errno == EISCONN, "set_mode on a connection: errno %d", errno);
@@ -143,14 +151,17 @@ static int run(int family) {
     CHECK(client_bytes == TOTAL, "client got %llu bytes", (unsigned long long)client_bytes);
     CHECK(client_sum == h, "checksums differ");
     CHECK(alcc_close(l) == 0, "closing the listener: %s", strerror(errno));
-    printf("family %d%s: %u bytes, window %llu, max in flight %llu, kernel cwnd %llu\n", family,
-           framed ? " framed sprout" : "", TOTAL, (unsigned long long)info.window, (unsigned long long)info.max_bytes_in_flight,
+    printf("family %d%s%s: %u bytes, window %llu, max in flight %llu, kernel cwnd %llu\n", family,
+           framed ? " framed sprout" : "", drwa ? " drwa client" : "", TOTAL, (unsigned long long)info.window, (unsigned long long)info.max_bytes_in_flight,
            (unsigned long long)info.kernel_cwnd);
     return 0;
 }
 
 int main(void) {
     if (run(AF_INET) || run(AF_INET6)) return 1;
+    drwa = 1;
+    if (run(AF_INET6)) return 1;
+    drwa = 0;
     framed = 1;
     if (run(AF_INET)) return 1;
 

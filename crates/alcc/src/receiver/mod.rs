@@ -1,5 +1,6 @@
-//! The receiving side of framed and UDP mode: [`AlccReceiver`], the stream an application
-//! reads the sender's bytes from when both ends run alcc.
+//! The receiving side: [`AlccReceiver`], the stream an application reads the sender's bytes
+//! from, in framed and UDP mode when both ends run alcc, and in kernel mode as a plain TCP
+//! client of any server whose advertised window it governs ([`kernel`], DRWA).
 //!
 //! It runs on the reading thread, inside `read`, not on the driver: every data frame (or
 //! datagram) is acknowledged as soon as it is taken from the socket, and the receiver-side
@@ -8,9 +9,10 @@
 //! share [`ReadyBytes`] and the Hello-to-model step here.
 
 pub(crate) mod framed;
+pub(crate) mod kernel;
 pub(crate) mod udp;
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::{Mutex, MutexGuard};
@@ -21,9 +23,11 @@ use alcc_cc::{registry, Config, ReceiverModel, Time};
 use crate::error::{Error, Result};
 use crate::mode::Mode;
 use crate::options::Options;
+use crate::receive_window::{WindowControl, WindowStats};
 use crate::sys;
 
 use self::framed::FramedReceiver;
+use self::kernel::KernelReceiver;
 use self::udp::UdpReceiver;
 
 /// What the receiving side of a framed or UDP-mode flow has seen so far.
@@ -47,6 +51,8 @@ pub struct ReceiverStats {
     /// (framed mode): at most about 64 KiB, beyond which the receiver stops reading data
     /// until they are out (a sender that never reads its ACKs is held back, not buffered for).
     pub max_feedback_backlog: u64,
+    /// Kernel mode: what the receive-window control did (DRWA's clamp, the static buffer).
+    pub window: Option<WindowStats>,
 }
 
 /// The receiver-side model the sender's Hello asks for (shared by the framed and UDP
@@ -125,6 +131,7 @@ pub(crate) fn model_report(
 enum Receiving {
     Framed(Box<FramedReceiver>),
     Udp(Box<UdpReceiver>),
+    Kernel(Box<KernelReceiver>),
 }
 
 impl Receiving {
@@ -132,6 +139,19 @@ impl Receiving {
         match self {
             Receiving::Framed(r) => r.read(buf, nonblocking, timeout),
             Receiving::Udp(r) => r.read(buf, nonblocking, timeout),
+            Receiving::Kernel(r) => r.read(buf, nonblocking, timeout),
+        }
+    }
+
+    /// Kernel mode writes to the server (an HTTP request, say); framed and UDP mode's
+    /// receiving side sends only its own feedback.
+    fn write(&mut self, buf: &[u8], nonblocking: bool) -> io::Result<usize> {
+        match self {
+            Receiving::Kernel(r) => r.write(buf, nonblocking),
+            Receiving::Framed(_) | Receiving::Udp(_) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "alcc: the receiving side of framed and udp mode only receives",
+            )),
         }
     }
 
@@ -139,6 +159,11 @@ impl Receiving {
         match self {
             Receiving::Framed(r) => r.stats(),
             Receiving::Udp(r) => r.stats(),
+            Receiving::Kernel(r) => ReceiverStats {
+                delivered: r.delivered(),
+                window: Some(r.window_stats()),
+                ..ReceiverStats::default()
+            },
         }
     }
 
@@ -151,13 +176,15 @@ impl Receiving {
                 sys::shutdown_write(fd)
             }
             Receiving::Udp(_) => Ok(()),
+            Receiving::Kernel(_) => sys::shutdown_write(fd),
         }
     }
 }
 
-/// The receiving side of a framed or UDP-mode flow: std `Read` of the sender's application
-/// bytes. Writes are not part of it (the other end is the [`AlccStream`](crate::AlccStream)
-/// that sends).
+/// The receiving side of a flow: std `Read` of the sender's application bytes. In framed and
+/// UDP mode the other end is the [`AlccStream`](crate::AlccStream) that sends, and writes are
+/// not part of it; in kernel mode the other end is any TCP server, and
+/// [`write_with`](Self::write_with) sends it a request.
 pub struct AlccReceiver {
     fd: OwnedFd,
     mode: Mode,
@@ -174,17 +201,42 @@ impl std::fmt::Debug for AlccReceiver {
 
 impl AlccReceiver {
     /// Connects to the sender at `addr` and receives: over TCP in [`Mode::Framed`], over a
-    /// UDP socket in [`Mode::Udp`] (asking the server to start). Kernel mode needs no alcc
-    /// receiver: any TCP client reads the sender's bytes.
+    /// UDP socket in [`Mode::Udp`] (asking the server to start), and in [`Mode::Kernel`] as a
+    /// plain TCP client of any server, its advertised window set by
+    /// [`Options::receive_window`] (DRWA, a static buffer, or the kernel's autotuning).
     pub fn connect(addr: impl ToSocketAddrs, options: &Options) -> Result<AlccReceiver> {
         match options.mode {
             Mode::Framed => AlccReceiver::from_tcp(TcpStream::connect(addr)?, options),
             Mode::Udp => AlccReceiver::connect_udp(addr, options),
-            Mode::Kernel => Err(Error::Io(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "alcc: kernel mode has no alcc receiver (any TCP socket reads the sender's bytes)",
-            ))),
+            Mode::Kernel => AlccReceiver::connect_kernel(addr, options),
         }
+    }
+
+    /// Kernel mode: the receive window is prepared on the socket before the handshake (its
+    /// buffer decides the window scale), started once connected.
+    fn connect_kernel(addr: impl ToSocketAddrs, options: &Options) -> Result<AlccReceiver> {
+        let mut last = None;
+        for addr in addr.to_socket_addrs()? {
+            let fd = sys::tcp_socket_for(&addr)?;
+            let control = options.receive_window.prepare(fd.as_raw_fd())?;
+            match sys::connect(fd.as_raw_fd(), &addr) {
+                Ok(()) => return AlccReceiver::from_prepared(TcpStream::from(fd), control),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(Error::Io(
+            last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to connect to")),
+        ))
+    }
+
+    /// Kernel mode: makes `tcp`, connected after `control` was prepared on it with
+    /// [`ReceiveWindow::prepare`](crate::ReceiveWindow::prepare), a receiver whose window
+    /// `control` governs.
+    pub fn from_prepared(tcp: TcpStream, mut control: WindowControl) -> Result<AlccReceiver> {
+        let fd: OwnedFd = tcp.into();
+        control.start(fd.as_raw_fd())?;
+        let receiving = Receiving::Kernel(Box::new(KernelReceiver::new(fd.as_raw_fd(), control)));
+        Ok(AlccReceiver::assemble(fd, Mode::Kernel, receiving))
     }
 
     /// Makes the connected `tcp` (accepted or connected) the receiving side of a framed flow.
@@ -276,6 +328,12 @@ impl AlccReceiver {
         self.state().read(buf, nonblocking, self.read_timeout)
     }
 
+    /// Kernel mode: writes `buf` to the server (a request); `nonblocking` returns
+    /// `WouldBlock` instead of waiting for room. Framed and UDP mode: `Unsupported`.
+    pub fn write_with(&self, buf: &[u8], nonblocking: bool) -> io::Result<usize> {
+        self.state().write(buf, nonblocking)
+    }
+
     /// Sends the acknowledgements still owed (waiting up to `timeout` for room) and ends
     /// the receiving side's direction of the connection.
     pub fn close(self, timeout: Option<Duration>) -> io::Result<()> {
@@ -289,7 +347,7 @@ impl AlccReceiver {
 
     /// Resets the connection (TCP) when the receiver is dropped, instead of closing it.
     pub fn abort(self) {
-        if self.mode == Mode::Framed {
+        if self.mode != Mode::Udp {
             let _ = sys::set_linger_zero(self.fd.as_raw_fd());
         }
     }
@@ -298,6 +356,18 @@ impl AlccReceiver {
 impl Read for AlccReceiver {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.read_with(buf, self.nonblocking)
+    }
+}
+
+impl Write for AlccReceiver {
+    /// Kernel mode: a request to the server ([`write_with`](Self::write_with)).
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_with(buf, self.nonblocking)
+    }
+
+    /// Writes go straight to the kernel: nothing to flush.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
