@@ -11,10 +11,10 @@
 //! What the count needs to be right, and what we assume (each is tested in the simulator,
 //! where the true delivery process is known):
 //! - A constant return delay. The tick grid is then the receiver's shifted by that delay, and
-//!   the count of a tick is what the link delivered in the tick one return delay earlier. The
-//!   shift is absorbed by the forecast clock ([`ForecastClock`](super::ForecastClock)): a tick
-//!   closed now describes the link as the receiver saw it half the minimum RTT ago, exactly
-//!   like a receiver's forecast arriving now.
+//!   the count of a tick is what the link delivered in the tick one return delay earlier. A
+//!   receiver's forecast arriving now is late by the same return delay, so the forecast clock
+//!   ([`ForecastClock`](super::ForecastClock)) treats both alike: with the default (the
+//!   reference's arrival clock) neither is corrected, with `clock=half_rtt` both are.
 //! - Acknowledgements at least every few packets. Delayed ACKs (one ACK per two segments, RFC
 //!   1122 section 4.2.3.2; Linux's 40 ms delayed-ACK timer for a lone segment) move a packet's
 //!   count by at most one ACK interval, usually within the tick. Stretch ACKs (every 8 or 16
@@ -45,9 +45,9 @@
 //! several ticks into silence and then one large count. The simulator test
 //! `crates/alcc-cc/tests/sprout_ack.rs` measures the error per tick against the true delivery
 //! process in each case. Per tick, with a true mean of 14 packets on CampusWalk: 0.00 packets
-//! with every packet acknowledged at once, 0.48 with delayed ACKs, 2.7 with stretch ACKs of 8,
-//! 2.1 with CampusWalk's own trace carrying the ACKs; on ATT's LTE link (7.5 packets per tick)
-//! 6.0 with its uplink (0.8 Mbit/s, in gaps of 20 ms or more 65 % of the time). Even then the
+//! with every packet acknowledged at once, 0.47 with delayed ACKs, 2.7 with stretch ACKs of 8,
+//! 2.0 with CampusWalk's own trace carrying the ACKs; on ATT's LTE link (7.1 packets per tick)
+//! 5.8 with its uplink (0.8 Mbit/s, in gaps of 20 ms or more 65 % of the time). Even then the
 //! sender's window follows receiver-side Sprout's closely (see [`super::ack_sender`]), because
 //! a receiver's forecasts wait in the same gaps.
 
