@@ -116,8 +116,8 @@ def main(path: Path) -> int:
         ours_held += ours_verdict == "holds"
         framed_bbr_held += framed_verdict == "holds"
         print(
-            f"| {t} | {tf:.2f} | {pf:.2f} | {'holds' if framed_ok else 'fails'} | {tb:.2f} | "
-            f"{pb:.2f} | {ours_verdict} | {ftb:.2f} | {fpb:.2f} | {framed_verdict} |"
+            f"| {t} | {tf:.3f} | {pf:.3f} | {'holds' if framed_ok else 'fails'} | {tb:.3f} | "
+            f"{pb:.2f} | {ours_verdict} | {ftb:.3f} | {fpb:.2f} | {framed_verdict} |"
         )
     print()
     n = len(traces)
