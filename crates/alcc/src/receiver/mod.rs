@@ -30,6 +30,11 @@ use self::framed::FramedReceiver;
 use self::kernel::KernelReceiver;
 use self::udp::UdpReceiver;
 
+/// Receive buffer a UDP-mode receiver asks for (SO_RCVBUFFORCE, else SO_RCVBUF up to
+/// net.core.rmem_max): 8 MiB holds about 3 500 full-size datagrams at the kernel's per-datagram
+/// accounting, several windows of the controllers we ship at cellular rates.
+const UDP_RECEIVE_BUFFER: libc::c_int = 8 << 20;
+
 /// What the receiving side of a framed or UDP-mode flow has seen so far.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReceiverStats {
@@ -269,6 +274,11 @@ impl AlccReceiver {
         sock.connect(addr)?;
         sock.set_nonblocking(true)?;
         let fd: OwnedFd = sock.into();
+        // Nothing is retransmitted in UDP mode, so a datagram the kernel drops at a full
+        // receive buffer (the reader was not scheduled for a moment) is lost for good: give
+        // the socket room for a burst of the sender's window, as the sending side does for
+        // its error queue.
+        sys::grow_rcvbuf(fd.as_raw_fd(), UDP_RECEIVE_BUFFER)?;
         let receiving = Receiving::Udp(Box::new(UdpReceiver::new(fd.as_raw_fd(), options.config())));
         Ok(AlccReceiver::assemble(fd, Mode::Udp, receiving))
     }
