@@ -6,8 +6,9 @@
 //! is the queueing delay: the standing RTT minus the minimum RTT (section 2.1). As a window,
 //! the target is `RTTstanding / (delta x dq)` packets. On every ACK the window moves by
 //! `v / (delta x cwnd)` packets towards the target ([`velocity`]), packets are paced at
-//! `2 x cwnd / RTTstanding`, `delta` adapts in the competitive mode ([`mode`]) and heavy loss
-//! shrinks the window ([`loss`]).
+//! `2 x cwnd / RTTstanding`, `delta` adapts in the competitive mode ([`mode`]), the
+//! competitive mode checks now and then that a competitor is still there by draining Copa's own
+//! queue ([`drain`]), and heavy loss shrinks the window ([`loss`]).
 //!
 //! Choices where the reference leaves room, all deliberate:
 //! - An ACK for a chunk of `n` packets counts as `n` ACKs (the window moves `n` steps, slow
@@ -16,7 +17,11 @@
 //! - "No ACK for 2 s" is checked with a timer at last ACK + 2 s and again on the next ACK; the
 //!   reset forgets everything, RTT history included, as the reference's re-initialisation does.
 //! - Losses are the transport's ([`Controller::on_loss`]); the reference infers them from gaps.
+//! - Competitive mode drains Copa's own queue now and then to see whether a competitor is
+//!   still there ([`drain`]); the reference has no such check and, alone on a deep buffer
+//!   without loss, cannot leave competitive mode once its own queue no longer empties.
 
+pub mod drain;
 pub mod loss;
 pub mod mode;
 pub mod rtt;
@@ -30,6 +35,7 @@ use crate::metrics::Metrics;
 use crate::spec::{Params, SpecError};
 use crate::time::Time;
 
+use self::drain::{pipe_window, DrainCheck};
 use self::loss::LossRule;
 use self::mode::{DeltaControl, Mode, ModePolicy};
 use self::rtt::RttHistory;
@@ -93,6 +99,7 @@ pub struct Copa {
     round: RoundClock,
     velocity: Velocity,
     delta: DeltaControl,
+    drain: DrainCheck,
     loss: LossRule,
     /// Standing RTT and target as of the last ACK, for pacing and metrics.
     standing_rtt: Option<Duration>,
@@ -113,6 +120,7 @@ impl Copa {
             round: RoundClock::new(),
             velocity: Velocity::new(INITIAL_CWND),
             delta: DeltaControl::new(params.policy, params.delta),
+            drain: DrainCheck::Idle,
             loss: LossRule::new(),
             standing_rtt: None,
             target: f64::INFINITY,
@@ -237,17 +245,33 @@ impl Controller for Copa {
             return;
         };
         self.standing_rtt = Some(standing);
+        let recent = self.rtt.recent_min(now).zip(self.rtt.recent_max(now));
+        if self.drain.ends_with(ack.sent_at) {
+            // This packet left after Copa's own queue had drained (section 4's test, applied
+            // when only other flows can be holding the queue).
+            match recent {
+                Some((lo, hi)) if mode::queue_emptied(lo, hi, min_rtt) => self.delta.on_queue_emptied(),
+                _ => self.drain.on_competitor(now, self.rtt.min_rtt_window()),
+            }
+        }
         self.target = target_window(standing, min_rtt, self.delta.delta());
-        if self.acked_packets > WARMUP_PACKETS {
+        if self.acked_packets > WARMUP_PACKETS && !self.drain.holds() {
             self.update_window(packets);
         }
         if self.round.tick(now, srtt) {
             if !self.slow_start {
                 self.velocity.on_round(self.cwnd, self.delta.delta());
             }
-            if let (Some(lo), Some(hi)) = (self.rtt.recent_min(now), self.rtt.recent_max(now)) {
+            if let Some((lo, hi)) = recent {
                 self.delta.on_round(lo, hi, min_rtt);
             }
+        }
+        match self.delta.mode() {
+            Mode::Default => self.drain.on_default(),
+            Mode::Competitive => self.drain.on_competitive(now, self.rtt.mode_span()),
+        }
+        if self.drain.start_if_due(now) {
+            self.cwnd = pipe_window(self.cwnd, min_rtt, standing).max(MIN_CWND);
         }
         self.end_of_loss_period(now);
     }
@@ -293,6 +317,7 @@ impl Controller for Copa {
                 ("velocity", self.velocity.value()),
                 ("delta", self.delta.delta()),
                 ("standing_rtt_ms", self.standing_rtt.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)),
+                ("draining", if self.drain.holds() { 1.0 } else { 0.0 }),
             ],
             ..Metrics::new(self.window_bytes(), state)
         }

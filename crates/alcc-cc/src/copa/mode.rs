@@ -83,8 +83,7 @@ impl DeltaControl {
             return;
         }
         if queue_emptied(recent_min, recent_max, min_rtt) {
-            self.mode = Mode::Default;
-            self.delta = self.default_delta;
+            self.on_queue_emptied();
         } else if self.mode == Mode::Default {
             self.mode = Mode::Competitive;
         } else if !self.lost_this_round {
@@ -92,6 +91,13 @@ impl DeltaControl {
             self.delta = 1.0 / (1.0 / self.delta + 1.0);
         }
         self.lost_this_round = false;
+    }
+
+    /// The queue was seen empty (by the round's test, or after a drain check,
+    /// [`super::drain`]): the default mode, with the default `delta`.
+    pub fn on_queue_emptied(&mut self) {
+        self.mode = Mode::Default;
+        self.delta = self.default_delta;
     }
 
     /// A packet was lost; in the competitive mode `delta` doubles, at most once per `rtt`.

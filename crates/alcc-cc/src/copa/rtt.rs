@@ -53,8 +53,15 @@ impl RttHistory {
         self.maxs.expire(now, self.mode_span());
     }
 
-    fn mode_span(&self) -> Duration {
+    /// The span mode detection looks at: 4 x srtt.
+    pub fn mode_span(&self) -> Duration {
         self.estimator.srtt().unwrap_or_default().saturating_mul(MODE_WINDOW_SRTTS)
+    }
+
+    /// The span the minimum RTT is currently taken over: max(10 s, 20 x the minimum RTT).
+    pub fn min_rtt_window(&self) -> Duration {
+        let min = self.estimator.min_rtt().unwrap_or_default();
+        MIN_RTT_WINDOW_FLOOR.max(min.saturating_mul(MIN_RTT_WINDOW_RTTS))
     }
 
     /// The smoothed RTT (EWMA, gain 1/16).

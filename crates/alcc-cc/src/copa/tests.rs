@@ -184,6 +184,94 @@ fn competitive_mode_when_the_queue_never_empties() {
     assert_eq!(f.copa.delta(), DEFAULT_DELTA);
 }
 
+/// Feeds one ACK a millisecond with an RTT of `rtt_ms` until `done` holds (at most 10 s).
+fn ack_until(f: &mut Flow, t: &mut u64, rtt_ms: u64, done: impl Fn(&Copa) -> bool) {
+    let limit = *t + 10_000_000;
+    while !done(&f.copa) {
+        *t += 1000;
+        f.ack(*t, rtt_ms);
+        assert!(*t < limit, "condition not reached within 10 s");
+    }
+}
+
+/// Competitive mode with a standing queue Copa cannot tell from a competitor's: a 20 ms path,
+/// then RTTs of 50 to 60 ms that never come back near 20.
+fn competitive_flow() -> (Flow, u64) {
+    let mut f = Flow::new(CopaParams::default());
+    f.ack(0, 20);
+    let mut t = 0;
+    let limit = 5_000_000;
+    while f.copa.mode() != Mode::Competitive {
+        t += 1000;
+        f.ack(t, 50 + (t / 1000) % 11);
+        assert!(t < limit, "never became competitive");
+    }
+    (f, t)
+}
+
+#[test]
+fn competitive_mode_drains_its_own_queue_and_returns_to_default_when_alone() {
+    let (mut f, mut t) = competitive_flow();
+    let entered = t;
+    // Within one mode window (4 x srtt, srtt under 60 ms here) the window is held at the pipe.
+    let before = f.copa.cwnd();
+    ack_until(&mut f, &mut t, 55, |c| c.drain.holds());
+    assert!(t - entered <= 4 * 60_000 + 1000, "drain began {} us after competitive mode", t - entered);
+    let since = t;
+    let cut = f.copa.cwnd();
+    assert!(cut < before, "window {before} not cut at the drain ({cut})");
+    // ACKs of packets sent before the hold (55 ms old) keep it; the window does not move.
+    for _ in 0..20 {
+        t += 1000;
+        f.ack(t, 55);
+    }
+    assert!(f.copa.drain.holds());
+    assert_eq!(f.copa.cwnd(), cut);
+    assert_eq!(f.copa.metrics().extra.iter().find(|(k, _)| *k == "draining").map(|e| e.1), Some(1.0));
+    // The first packet sent after the hold began comes back at the path's 20 ms: the queue was
+    // Copa's own. Default mode, default delta, the window moves again.
+    t = since + 20_000;
+    f.ack(t, 20);
+    assert_eq!(f.copa.mode(), Mode::Default);
+    assert_eq!(f.copa.delta(), DEFAULT_DELTA);
+    assert!(!f.copa.drain.holds());
+    assert_eq!(f.copa.metrics().state, "default");
+}
+
+#[test]
+fn competitive_mode_stays_while_a_drain_finds_a_competitor_and_waits_twice_as_long() {
+    let (mut f, mut t) = competitive_flow();
+    let entered = t;
+    ack_until(&mut f, &mut t, 55, |c| c.drain.holds());
+    let first_wait = t - entered;
+    let since = t;
+    // The packet sent after the hold still meets 55 ms: someone else holds the queue.
+    t = since + 55_000;
+    f.ack(t, 55);
+    assert_eq!(f.copa.mode(), Mode::Competitive);
+    assert!(!f.copa.drain.holds());
+    let ended = t;
+    // The window moves again, and the next drain comes about twice as late.
+    ack_until(&mut f, &mut t, 55, |c| c.drain.holds());
+    assert_eq!(f.copa.mode(), Mode::Competitive);
+    let second_wait = t - ended;
+    assert!(
+        second_wait >= 2 * first_wait - 30_000 && second_wait <= 2 * first_wait + 60_000,
+        "first wait {first_wait} us, second {second_wait} us"
+    );
+    assert!(f.copa.delta() < DEFAULT_DELTA);
+}
+
+#[test]
+fn the_default_policy_never_drains() {
+    let mut f = Flow::new(CopaParams { delta: 0.5, policy: ModePolicy::Default });
+    f.ack(0, 20);
+    for i in 1..5_000u64 {
+        f.ack(i * 1000, 50 + i % 11);
+        assert!(!f.copa.drain.holds());
+    }
+}
+
 #[test]
 fn resets_after_two_seconds_without_ack() {
     let mut f = flow_out_of_slow_start(CopaParams::default());

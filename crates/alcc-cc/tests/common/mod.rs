@@ -20,6 +20,15 @@ pub fn cellular_link(seed: u64) -> Scenario {
     Scenario::new(Capacity::Trace(trace.opportunities_ms().to_vec()))
 }
 
+/// The link of `experiments/demo.toml` in the simulator: the synthetic cellular trace of seed
+/// `seed` (60 s), 10 ms one-way delay, a 2 MB drop-tail queue, 60 s.
+pub fn demo_link(seed: u64) -> Scenario {
+    let mut s = cellular_link(seed);
+    s.one_way_delay = Duration::from_millis(10);
+    s.queue = alcc_cc::sim::QueueLimit::Bytes(2_000_000);
+    s
+}
+
 /// A scenario over a file of the shared traces (alcc-testenv's trace directory), or `None`
 /// when it is absent: the skip is then recorded (a failure in CI) and the caller returns.
 pub fn shared_trace_link(relative: &str) -> Option<Scenario> {

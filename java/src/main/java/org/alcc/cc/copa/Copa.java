@@ -14,7 +14,8 @@ import org.alcc.cc.SentPacket;
  * Copa (Arun and Balakrishnan, NSDI 2018), a port of {@code alcc_cc::copa::Copa} that makes
  * the same decisions on the same events (checked against the shared vectors in
  * {@code testdata/vectors}). The window moves towards {@code RTTstanding / (delta x dq)}
- * packets by {@code v / (delta x cwnd)} per ACKed packet, paced at {@code 2 x cwnd / RTTstanding}.
+ * packets by {@code v / (delta x cwnd)} per ACKed packet, paced at {@code 2 x cwnd / RTTstanding};
+ * competitive mode drains its own queue now and then to check for a competitor ({@link DrainCheck}).
  */
 public final class Copa implements Controller {
     /** The initial window, packets. */
@@ -42,6 +43,7 @@ public final class Copa implements Controller {
     private RoundClock round = new RoundClock();
     private Velocity velocity = new Velocity(INITIAL_CWND);
     private DeltaControl delta;
+    private DrainCheck drain = new DrainCheck();
     private LossRule loss = new LossRule();
     private long standingRtt = -1;
     private double target = Double.POSITIVE_INFINITY;
@@ -78,6 +80,7 @@ public final class Copa implements Controller {
         round = new RoundClock();
         velocity = new Velocity(INITIAL_CWND);
         delta = new DeltaControl(autoMode, defaultDelta);
+        drain = new DrainCheck();
         loss = new LossRule();
         standingRtt = -1;
         target = Double.POSITIVE_INFINITY;
@@ -156,19 +159,34 @@ public final class Copa implements Controller {
             return;
         }
         standingRtt = standing;
+        long lo = rtt.recentMin(nowUs);
+        long hi = rtt.recentMax(nowUs);
+        if (drain.endsWith(ack.sentAtUs)) {
+            if (lo >= 0 && hi >= 0 && DeltaControl.queueEmptied(lo, hi, minRtt)) {
+                delta.onQueueEmptied();
+            } else {
+                drain.onCompetitor(nowUs, rtt.minRttWindow());
+            }
+        }
         target = targetWindow(standing, minRtt, delta.delta());
-        if (ackedPackets > WARMUP_PACKETS) {
+        if (ackedPackets > WARMUP_PACKETS && !drain.holds()) {
             updateWindow(packets);
         }
         if (round.tick(nowUs, srtt)) {
             if (!slowStart) {
                 velocity.onRound(cwnd, delta.delta());
             }
-            long lo = rtt.recentMin(nowUs);
-            long hi = rtt.recentMax(nowUs);
             if (lo >= 0 && hi >= 0) {
                 delta.onRound(lo, hi, minRtt);
             }
+        }
+        if (delta.competitive()) {
+            drain.onCompetitive(nowUs, rtt.modeSpan());
+        } else {
+            drain.onDefault();
+        }
+        if (drain.startIfDue(nowUs)) {
+            cwnd = Math.max(DrainCheck.pipeWindow(cwnd, minRtt, standing), MIN_CWND);
         }
         endOfLossPeriod(nowUs);
     }
@@ -224,6 +242,7 @@ public final class Copa implements Controller {
         extra.put("velocity", velocity.value());
         extra.put("delta", delta.delta());
         extra.put("standing_rtt_ms", standingRtt < 0 ? Double.NaN : Durations.secs(standingRtt) * 1e3);
+        extra.put("draining", drain.holds() ? 1.0 : 0.0);
         return new Metrics(windowBytes(), pacingRate(), rtt.srtt(), rtt.minRtt(), state, extra);
     }
 }

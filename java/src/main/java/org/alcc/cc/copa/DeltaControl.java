@@ -38,14 +38,19 @@ final class DeltaControl {
             return;
         }
         if (queueEmptied(recentMin, recentMax, minRtt)) {
-            competitive = false;
-            delta = defaultDelta;
+            onQueueEmptied();
         } else if (!competitive) {
             competitive = true;
         } else if (!lostThisRound) {
             delta = 1.0 / (1.0 / delta + 1.0);
         }
         lostThisRound = false;
+    }
+
+    /** The queue was seen empty: the default mode with the default delta. */
+    void onQueueEmptied() {
+        competitive = false;
+        delta = defaultDelta;
     }
 
     void onLoss(long nowUs, long rttNanos) {

@@ -36,8 +36,14 @@ final class RttHistory {
         maxs.expire(nowUs, modeSpan());
     }
 
-    private long modeSpan() {
+    /** 4 x srtt, ns. */
+    long modeSpan() {
         return Durations.mulSat(Math.max(srtt, 0), MODE_WINDOW_SRTTS);
+    }
+
+    /** The span the minimum RTT is taken over: max(10 s, 20 x the minimum RTT), ns. */
+    long minRttWindow() {
+        return Math.max(MIN_RTT_WINDOW_FLOOR, Durations.mulSat(Math.max(minRtt, 0), MIN_RTT_WINDOW_RTTS));
     }
 
     long srtt() {
