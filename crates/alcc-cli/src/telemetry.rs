@@ -31,6 +31,10 @@ impl Telemetry {
     pub fn record(&self, flow: u64, info: &FlowInfo) {
         let bounded = |v: u64| (v != u64::MAX).then_some(v);
         let m = info.metrics.as_ref();
+        // The controller's own named values (Copa's delta and target, Verus's target delay, ...);
+        // NaN becomes null.
+        let cc_metrics: serde_json::Map<String, serde_json::Value> =
+            m.map(|m| m.extra.iter().map(|(k, v)| (k.to_string(), json!(v))).collect()).unwrap_or_default();
         let line = json!({
             "t": self.start.elapsed().as_secs_f64(),
             "flow": flow,
@@ -66,6 +70,7 @@ impl Telemetry {
             "kernel_sndbuf_limited_us": info.kernel_sndbuf_limited_us,
             "kernel_snd_wnd": info.kernel_snd_wnd,
             "kernel_total_rto": info.kernel_total_rto,
+            "cc_metrics": cc_metrics,
         });
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         // Telemetry is best effort: a full disk must not stop the transfer.
