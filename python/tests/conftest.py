@@ -11,7 +11,7 @@ import pytest
 from alcc_report.load import RESULT_COLUMNS
 
 import make_fixture
-from skip_policy import pytest_runtest_makereport  # noqa: F401  (the skip policy's hook)
+from skip_policy import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401  (the skip policy's hooks)
 
 
 def write_results(root: Path, rows: list[dict]) -> Path:

@@ -7,7 +7,8 @@ A test that cannot run here (no root, no Chromium, no alcc binary) skips with ``
   sets it and ends with one line listing every skip, Rust's and pytest's);
 - a failure in CI: when ``CI`` is set (to anything but empty, ``0`` or ``false``; ``.ci/run`` sets
   ``CI=true``) the test is reported failed with the reason (an error when it skipped in its
-  setup, as ``skipif`` marks do).
+  setup, as ``skipif`` marks do; an error of collection when a whole module skipped, as
+  ``pytest.importorskip`` at module level does, which stops the run).
 
 :func:`trace_dir` is the shared traces' directory, the same default as the Rust tests'.
 """
@@ -46,21 +47,31 @@ def _reason(report: pytest.TestReport) -> str:
     return text.removeprefix("Skipped: ").replace("\n", " ").replace("\t", " ")
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """Turns a skip into a failure in CI; otherwise appends it to ``$ALCC_SKIP_LOG``."""
-    outcome = yield
-    report = outcome.get_result()
+def _apply(report: pytest.TestReport | pytest.CollectReport, nodeid: str) -> None:
+    """A skip's report becomes a failure in CI; otherwise the skip goes to ``$ALCC_SKIP_LOG``."""
     if not report.skipped or hasattr(report, "wasxfail"):
         return
     reason = _reason(report)
     if strict():
         report.outcome = "failed"
-        report.longrepr = (
-            f"{item.nodeid} cannot run here: {reason} (a skip is a failure when {STRICT_VAR} is set)"
-        )
+        report.longrepr = f"{nodeid} cannot run here: {reason} (a skip is a failure when {STRICT_VAR} is set)"
         return
     log = os.environ.get(LOG_VAR, "")
     if log:
         with open(log, "a", encoding="utf-8") as handle:
-            handle.write(f"pytest::{item.nodeid}\t{reason}\n")
+            handle.write(f"pytest::{nodeid}\t{reason}\n")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A test's skip (in its body or its setup)."""
+    outcome = yield
+    _apply(outcome.get_result(), item.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    """A whole module's skip (``pytest.importorskip`` or ``pytest.skip(allow_module_level=True)``
+    at import), which no test's report shows."""
+    outcome = yield
+    _apply(outcome.get_result(), collector.nodeid)
