@@ -41,6 +41,15 @@ pub enum FitError {
     NonFinite,
 }
 
+/// The size of one fit: what bounds its work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FitWork {
+    /// Basis functions (nodes) `M`.
+    pub nodes: usize,
+    /// Entries of the factorized normal equations (at most `7 M`; see [`PenalizedSpline`]).
+    pub system_nonzeros: usize,
+}
+
 /// A fitted profile: delay (ms) as a function of the window (packets).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FittedCurve {
@@ -50,6 +59,8 @@ pub struct FittedCurve {
     running_max: Vec<f64>,
     /// Slope (ms per packet) of the straight continuation beyond the table, `>= 0`.
     tail_slope: f64,
+    /// The fit's size (zero for a curve made from a table).
+    work: FitWork,
 }
 
 impl FittedCurve {
@@ -63,7 +74,13 @@ impl FittedCurve {
         let spline = PenalizedSpline::fit(xs, ys, basis.max(MIN_BASIS), PENALTY_RHO)?;
         let max_w = xs.iter().copied().fold(1.0_f64, f64::max).min((MAX_WINDOW - 1) as f64) as usize;
         let table: Vec<f64> = (1..=max_w).map(|w| spline.value(w as f64)).collect();
-        FittedCurve::from_table(table)
+        let work = FitWork { nodes: spline.nodes(), system_nonzeros: spline.system_nonzeros() };
+        Ok(FittedCurve { work, ..FittedCurve::from_table(table)? })
+    }
+
+    /// The fit's size.
+    pub fn work(&self) -> FitWork {
+        self.work
     }
 
     /// A curve from its values at windows `1, 2, ...` (at least one value, all finite).
@@ -85,7 +102,7 @@ impl FittedCurve {
         }
         let n = table.len();
         let tail_slope = if n >= 2 { (table[n - 1] - table[n - 2]).max(0.0) } else { 0.0 };
-        Ok(FittedCurve { table, running_max, tail_slope })
+        Ok(FittedCurve { table, running_max, tail_slope, work: FitWork::default() })
     }
 
     /// The largest window of the table.
@@ -184,7 +201,8 @@ mod tests {
             assert!((c.delay_at(w) - (40.0 + 0.5 * w)).abs() < 1e-6, "{w}");
         }
         assert!((c.delay_at(210.0) - 145.0).abs() < 1e-6);
-        assert_eq!(c.window_for(100.0), Some(120)); // f(121) = 100.5 > 100
+        // f(120) = 100 and f(121) = 100.5 (a target between them, not at a tie of rounding).
+        assert_eq!(c.window_for(100.25), Some(120));
     }
 
     #[test]

@@ -94,6 +94,11 @@ pub struct VerusStats {
     pub fits: u64,
     /// Profile fits that failed (the previous curve stayed).
     pub failed_fits: u64,
+    /// Basis functions (`M`) summed over the successful fits.
+    pub fit_nodes: u64,
+    /// Entries of the factorized normal equations summed over the successful fits: the work
+    /// of the solver, at most 7 per basis function.
+    pub fit_nonzeros: u64,
 }
 
 /// The Verus sender.
@@ -338,7 +343,13 @@ impl Verus {
         if self.next_fit.is_some_and(|t| now >= t) {
             self.next_fit = Some(now + REFIT_INTERVAL);
             match self.profile.refit() {
-                Refit::Fitted => self.stats.fits += 1,
+                Refit::Fitted => {
+                    self.stats.fits += 1;
+                    if let Some(work) = self.profile.fitted().map(|f| f.work()) {
+                        self.stats.fit_nodes += work.nodes as u64;
+                        self.stats.fit_nonzeros += work.system_nonzeros as u64;
+                    }
+                }
                 Refit::KeptPrevious(_) => self.stats.failed_fits += 1,
                 Refit::TooNarrow => {
                     self.restart(now);

@@ -385,3 +385,60 @@ fn unused_allowance_is_capped_at_w_plus_one_packets_whatever_the_chunk_size() {
     h.v.grant(100.0);
     assert_eq!(h.v.allowance_bytes(), 4 * MSS);
 }
+
+/// The link on which `alcc mdi train --cc verus --synthetic 60` stalled: its synthetic link 58
+/// (the alcc-trace cellular model with seed 58, mean 14 Mbit/s, 40 ms one way, 1000 packets of
+/// queue, 60 s). Around 5.4 s a refit leaves the target delay above the whole fitted curve,
+/// whose nearly flat straight continuation maps it to a window of about 21000 packets (the
+/// reference's extrapolation does the same); the ACKs of that burst then widen the profile to
+/// M = max_w / N of over a thousand basis functions. A dense fit costs M^2 entries per refit
+/// (and M^3 for the penalty); the banded one at most 7 M.
+#[test]
+fn refits_after_the_window_ran_away_cost_at_most_seven_entries_per_basis_function() {
+    use crate::sim::{Capacity, QueueLimit, Scenario};
+    use alcc_trace::synth::{self, CellularModel};
+    let model = CellularModel { duration_ms: 60_000, mean_rate_mbps: 14.0, ..CellularModel::default() };
+    let trace = synth::cellular(&model, 58).unwrap();
+    let mut scenario = Scenario::new(Capacity::Trace(trace.opportunities_ms().to_vec()));
+    scenario.one_way_delay = Duration::from_millis(40);
+    scenario.queue = QueueLimit::Packets(1000);
+    scenario.duration = Duration::from_secs(60);
+    scenario.seed = 1;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(VerusStats::default()));
+    struct Watch(Verus, std::sync::Arc<std::sync::Mutex<VerusStats>>);
+    impl Controller for Watch {
+        fn name(&self) -> &'static str {
+            "verus"
+        }
+        fn on_sent(&mut self, now: Time, p: &SentPacket) -> u64 {
+            self.0.on_sent(now, p)
+        }
+        fn on_ack(&mut self, now: Time, a: &AckSample) {
+            self.0.on_ack(now, a)
+        }
+        fn on_loss(&mut self, now: Time, l: &LossEvent) {
+            self.0.on_loss(now, l)
+        }
+        fn on_timer(&mut self, now: Time) {
+            self.0.on_timer(now);
+            *self.1.lock().unwrap() = self.0.stats();
+        }
+        fn next_timer(&self) -> Option<Time> {
+            self.0.next_timer()
+        }
+        fn decision(&self) -> Decision {
+            self.0.decision()
+        }
+        fn metrics(&self) -> Metrics {
+            self.0.metrics()
+        }
+    }
+    let verus = Verus::new(DEFAULT_R, &scenario.config());
+    let result = scenario.run_with(Box::new(Watch(verus, seen.clone())), None).unwrap();
+    let stats = *seen.lock().unwrap();
+    assert!(result.packets.len() > 60_000, "{} packets", result.packets.len());
+    assert!(stats.fits >= 50, "{stats:?}");
+    // The profile did get wide: on average over 200 basis functions per fit.
+    assert!(stats.fit_nodes > 200 * stats.fits, "{stats:?}");
+    assert!(stats.fit_nonzeros <= 7 * stats.fit_nodes, "{stats:?}");
+}
