@@ -39,6 +39,12 @@ FAMILIES: dict[str, Family] = {
             "ref-",
             "the algorithm's authors' own program (make refs), run as a black box over UDP",
         ),
+        Family(
+            "rx",
+            "rx-",
+            "the client governs its advertised receive window (DRWA, or a static buffer) "
+            "against the named tcp-X or alcc-X server",
+        ),
     )
 }
 

@@ -525,6 +525,19 @@ path = "/t/third.trace"
             Spec::parse("reference-alcc.toml", include_str!("../../../../experiments/reference-alcc.toml"))
                 .unwrap();
         assert!(reference_alcc.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
+        for (file, text, delay) in [
+            ("drwa.toml", include_str!("../../../../experiments/drwa.toml"), 10.0),
+            ("drwa-50ms.toml", include_str!("../../../../experiments/drwa-50ms.toml"), 50.0),
+        ] {
+            let drwa = Spec::parse(file, text).unwrap();
+            assert!(drwa.parsed_schemes().iter().all(|s| s.kind().warning().is_none()), "{file}");
+            assert_eq!(
+                (drwa.traces.len(), drwa.delay_ms, drwa.queue_bytes),
+                (4, delay, Some(2_000_000)),
+                "{file}"
+            );
+            assert_eq!(drwa.schemes.iter().filter(|s| s.starts_with("rx-")).count(), 4, "{file}");
+        }
     }
 
     #[test]

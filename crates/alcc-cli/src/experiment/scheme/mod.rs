@@ -11,6 +11,7 @@
 //! | `alcc-CC[@UNDERLAY]` | [`alcc`] | one of our controllers above kernel TCP |
 //! | `udp-CC` | [`udp`] | alcc's own implementation of CC over UDP (not its authors' program) |
 //! | `ref-verus[:r=N]`, `ref-copa`, `ref-sprout` | [`reference`] | the authors' own program (`make refs`), over UDP |
+//! | `rx-WINDOW@SERVER` | [`receiver`] | the client governs its advertised window (DRWA, a static buffer) against a `tcp-X`/`alcc-X` server |
 //!
 //! Adding a kind: a module with a type that implements [`Kind`] and a `parse` of the text after
 //! its prefix, a variant of [`SchemeKind`], its line in [`SchemeKind::PREFIXES`] and in
@@ -19,6 +20,7 @@
 
 pub mod alcc;
 pub mod plain_tcp;
+pub mod receiver;
 pub mod reference;
 pub mod udp;
 
@@ -41,6 +43,8 @@ pub enum Family {
     Udp,
     /// The algorithm's authors' own program.
     Ref,
+    /// The client governs its receive window (DRWA, a static buffer) against a server scheme.
+    Rx,
 }
 
 impl Family {
@@ -51,6 +55,7 @@ impl Family {
             Family::Alcc => "alcc",
             Family::Udp => "udp",
             Family::Ref => "ref",
+            Family::Rx => "rx",
         }
     }
 }
@@ -229,6 +234,7 @@ pub enum SchemeKind {
     Udp(udp::UdpScheme),
     /// `ref-PROGRAM`.
     Ref(reference::RefScheme),
+    Rx(receiver::ReceiverScheme),
 }
 
 /// Parses the text after a kind's prefix.
@@ -241,6 +247,7 @@ impl SchemeKind {
         ("alcc-", |s| alcc::AlccScheme::parse(s).map(SchemeKind::Alcc)),
         ("udp-", |s| udp::UdpScheme::parse(s).map(SchemeKind::Udp)),
         ("ref-", |s| reference::RefScheme::parse(s).map(SchemeKind::Ref)),
+        ("rx-", |s| receiver::ReceiverScheme::parse(s).map(SchemeKind::Rx)),
     ];
 
     /// The variant's behaviours.
@@ -250,6 +257,7 @@ impl SchemeKind {
             SchemeKind::Alcc(k) => k,
             SchemeKind::Udp(k) => k,
             SchemeKind::Ref(k) => k,
+            SchemeKind::Rx(k) => k,
         }
     }
 }

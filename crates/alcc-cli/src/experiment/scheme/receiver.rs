@@ -1,0 +1,164 @@
+//! `rx-WINDOW@SERVER`: the receiving side governs the window (issue 15): the client is
+//! `alcc get --http` with its advertised window set by WINDOW, the server is any `tcp-X` or
+//! `alcc-X` scheme's. WINDOW is `drwa[:lambda=L,alpha=A,floor=B,rcvbuf=B]` (DRWA) or
+//! `static:rcvbuf=BYTES` (the phone vendors' small fixed buffer). Examples: `rx-drwa@tcp-cubic`
+//! (DRWA at the client against a plain kernel CUBIC server), `rx-static:rcvbuf=1048576@tcp-cubic`
+//! (the static cap), `rx-drwa@alcc-copa` (DRWA at the client and alcc at the server). The
+//! congestion control, underlay and mode columns are the server's.
+
+use super::{Client, Family, Kind, Need, RunContext, RunMode, SchemeKind};
+use crate::experiment::runner::shell_quote;
+
+/// A receive-window client against a server scheme.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceiverScheme {
+    /// The receive window (`alcc::ReceiveWindow` syntax).
+    pub window: String,
+    /// The server's scheme (`tcp-X` or kernel-mode `alcc-X`).
+    pub server: Box<SchemeKind>,
+}
+
+impl ReceiverScheme {
+    /// Parses the text after `rx-`.
+    pub fn parse(s: &str) -> Result<ReceiverScheme, String> {
+        let (window, server) = s
+            .split_once('@')
+            .ok_or_else(|| format!("write rx-WINDOW@SERVER (rx-drwa@tcp-cubic), not rx-{s}"))?;
+        let parsed: alcc::ReceiveWindow =
+            window.parse().map_err(|e| format!("receive window `{window}`: {e}"))?;
+        if matches!(parsed, alcc::ReceiveWindow::Kernel) {
+            return Err("rx-kernel@X is the server scheme X itself with a plain client: write X".into());
+        }
+        let server_kind = if let Some(rest) = server.strip_prefix("tcp-") {
+            SchemeKind::PlainTcp(super::plain_tcp::PlainTcp::parse(rest)?)
+        } else if let Some(rest) = server.strip_prefix("alcc-") {
+            SchemeKind::Alcc(super::alcc::AlccScheme::parse(rest)?)
+        } else {
+            return Err(format!(
+                "the server of rx-WINDOW@SERVER is a tcp-X or alcc-X scheme, not `{server}`"
+            ));
+        };
+        if server_kind.kind().mode() != RunMode::Kernel {
+            return Err(format!(
+                "`{server}` does not run in kernel mode: a plain TCP client cannot fetch from it"
+            ));
+        }
+        Ok(ReceiverScheme { window: window.to_string(), server: Box::new(server_kind) })
+    }
+
+    /// `alcc get`'s flag for the window.
+    fn flag(&self) -> String {
+        match self.window.strip_prefix("static:rcvbuf=") {
+            Some(bytes) => format!("--rcvbuf {}", shell_quote(bytes)),
+            None => format!("--drwa={}", shell_quote(&self.window)),
+        }
+    }
+}
+
+impl Kind for ReceiverScheme {
+    fn family(&self) -> Family {
+        Family::Rx
+    }
+
+    fn cc(&self) -> &str {
+        self.server.kind().cc()
+    }
+
+    fn underlay(&self) -> &str {
+        self.server.kind().underlay()
+    }
+
+    fn mode(&self) -> RunMode {
+        RunMode::Kernel
+    }
+
+    fn label(&self) -> String {
+        format!("receive window {} at the client; server: {}", self.window, self.server.kind().label())
+    }
+
+    fn server(&self, run: &RunContext) -> String {
+        self.server.kind().server(run)
+    }
+
+    fn client(&self, run: &RunContext) -> Client {
+        Client {
+            command: format!(
+                "timeout {} {} get \"$ALCC_SERVER:{}\" --http {}",
+                run.duration_s,
+                run.alcc_q(),
+                run.port,
+                self.flag()
+            ),
+            deadline_status: 124,
+        }
+    }
+
+    fn needs(&self) -> Vec<Need> {
+        // The client is alcc itself; the server's needs are the server scheme's minus curl.
+        self.server
+            .kind()
+            .needs()
+            .into_iter()
+            .filter(|n| !matches!(n, Need::Program { name: "curl", .. }))
+            .collect()
+    }
+
+    fn warning(&self) -> Option<String> {
+        self.server.kind().warning()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn run() -> RunContext<'static> {
+        RunContext {
+            alcc: Path::new("/bin/alcc"),
+            dir: Path::new("/o/d"),
+            duration_s: 20.0,
+            port: 9000,
+            offer_bytes: 100,
+            server_seconds: 22.0,
+        }
+    }
+
+    #[test]
+    fn drwa_against_plain_cubic_fetches_with_alcc_get() {
+        let k = ReceiverScheme::parse("drwa@tcp-cubic").unwrap();
+        assert_eq!((k.cc(), k.underlay(), k.family()), ("none", "cubic", Family::Rx));
+        assert_eq!(
+            k.server(&run()),
+            super::super::plain_tcp::PlainTcp::parse("cubic").unwrap().server(&run())
+        );
+        let c = k.client(&run());
+        assert_eq!(c.command, "timeout 20 /bin/alcc get \"$ALCC_SERVER:9000\" --http --drwa=drwa");
+        assert_eq!(c.deadline_status, 124);
+        assert!(k.needs().is_empty());
+        assert!(k.label().starts_with("receive window drwa at the client; server: plain kernel TCP (cubic)"));
+    }
+
+    #[test]
+    fn the_static_cap_and_alcc_servers() {
+        let k = ReceiverScheme::parse("static:rcvbuf=1048576@tcp-bbr").unwrap();
+        assert!(k.client(&run()).command.ends_with("--http --rcvbuf 1048576"));
+        let k = ReceiverScheme::parse("drwa:lambda=2@alcc-copa").unwrap();
+        assert_eq!((k.cc(), k.underlay()), ("copa", "cubic"));
+        assert!(k.client(&run()).command.ends_with("--drwa=drwa:lambda=2"));
+    }
+
+    #[test]
+    fn bad_forms_are_refused() {
+        for bad in [
+            "drwa",
+            "drwa@udp-copa",
+            "bogus@tcp-cubic",
+            "kernel@tcp-cubic",
+            "drwa@tcp-vegas",
+            "static@tcp-cubic",
+        ] {
+            assert!(ReceiverScheme::parse(bad).is_err(), "{bad} accepted");
+        }
+    }
+}
