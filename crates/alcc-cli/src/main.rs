@@ -6,6 +6,8 @@ mod experiment;
 mod get;
 mod link_cmd;
 mod mdi_cmd;
+mod put;
+mod receive;
 mod rusage;
 mod serve;
 mod serve_plain;
@@ -42,6 +44,8 @@ enum Command {
     ServePlain(serve_plain::ServePlainArgs),
     /// Download from HOST:PORT over plain TCP and report the throughput.
     Get(get::GetArgs),
+    /// Upload to HOST:PORT through an alcc stream (framed: to `alcc serve --receive`).
+    Put(put::PutArgs),
     /// Run a command behind an emulated trace-driven link (root).
     Link(Box<link_cmd::LinkArgs>),
     /// Run experiments: schemes x traces x runs over the emulator, with a results table.
@@ -65,6 +69,7 @@ fn main() -> Result<()> {
         Command::Serve(args) => serve::run(args)?,
         Command::ServePlain(args) => serve_plain::run(args)?,
         Command::Get(args) => get::run(args)?,
+        Command::Put(args) => put::run(args)?,
         Command::Link(args) => std::process::exit(link_cmd::run(*args)?),
         Command::Experiment(args) => std::process::exit(experiment::run(args)?),
         Command::Rusage(args) => std::process::exit(rusage::run(args)?),

@@ -15,13 +15,19 @@
  * net.ipv4.tcp_allowed_congestion_control does not list it) decide.
  *
  * Modes (alcc_set_mode, or ALCC_MODE): "kernel" (default) runs alcc at the sender only,
- * for any TCP client. "framed" runs alcc at both ends (docs/wire-format.md): the accepting
- * side sends each chunk in a data frame; the connecting side (alcc_connect + alcc_recv)
- * receives only the application bytes and answers with ACK frames (and, for Sprout, its
- * forecasts), so receiver-side algorithms such as "sprout" run. In framed mode the
- * connecting side cannot alcc_send, alcc_set_cc or alcc_get_info (-1/EOPNOTSUPP: it runs no
- * controller) and the accepting side cannot alcc_recv; a peer that breaks the wire format
- * fails that connection with -1/EIO.
+ * for any TCP client. "framed" runs alcc at both ends (docs/wire-format.md): the sending
+ * side sends each chunk in a data frame; the receiving side (alcc_recv) gets only the
+ * application bytes and answers with ACK frames (and, for Sprout, its forecasts), so
+ * receiver-side algorithms such as "sprout" run. The receiving side cannot alcc_send,
+ * alcc_set_cc or alcc_get_info (-1/EOPNOTSUPP: it runs no controller) and the sending side
+ * cannot alcc_recv in framed mode; a peer that breaks the wire format fails that connection
+ * with -1/EIO.
+ *
+ * Roles (alcc_set_role, or ALCC_ROLE): "send" or "receive". Without a choice the accepting
+ * side sends and the connecting side receives in framed mode (a download); an upload (the
+ * uplink: a phone sending to a server) chooses "send" before alcc_connect and "receive" on
+ * the listening socket. In kernel mode every alcc connection sends (its peer is any TCP
+ * socket).
  *
  * struct alcc_info is checked field by field against the Rust definition by a test
  * (crates/alcc-ffi/src/layout_tests.rs compiles tests/c/layout.c against this header).
@@ -112,6 +118,13 @@ int alcc_set_mode(int fd, const char *mode);
  * requests to the server. -1/EINVAL for a malformed spec or in framed mode, -1/EISCONN on a
  * connection. */
 int alcc_set_receive_window(int fd, const char *spec);
+
+/* Chooses the role, "send" or "receive", on a listening socket (for the connections it
+ * accepts later) or an unconnected socket (before alcc_connect). -1/EINVAL for another name
+ * or for "receive" on a socket set to kernel mode, -1/EISCONN on a connection; a connection
+ * whose role is "receive" in kernel mode (ALCC_MODE) fails in alcc_accept/alcc_connect with
+ * -1/EINVAL. */
+int alcc_set_role(int fd, const char *role);
 /* Fills *info for an alcc connection. -1/EBADF if fd is not one. */
 int alcc_get_info(int fd, struct alcc_info *info);
 /* For event loops: a descriptor that polls writable (POLLOUT, EPOLLOUT; level- or

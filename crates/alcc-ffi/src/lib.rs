@@ -12,6 +12,8 @@
 #[allow(unsafe_code)] // the exported C functions and every raw pointer; each block has a SAFETY line
 pub mod sys;
 
+pub mod role;
+
 #[cfg(test)]
 mod layout_tests;
 
@@ -23,6 +25,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use engine::{AlccReceiver, AlccStream, FlowInfo, Mode, Options, ReceiveWindow, WindowControl};
+
+use crate::role::Role;
 
 /// `struct alcc_info` of `alcc.h`.
 #[repr(C)]
@@ -108,7 +112,7 @@ pub fn errno_of(e: &io::Error) -> Errno {
     }
 }
 
-/// One alcc connection: the sending side, or (framed mode, connecting side) the receiving one.
+/// One alcc connection: the sending side, or (framed mode) the receiving one.
 enum Conn {
     Sending(AlccStream),
     Receiving(AlccReceiver),
@@ -156,6 +160,8 @@ struct Table {
     modes: HashMap<RawFd, Mode>,
     /// Receive windows chosen with `alcc_set_receive_window` on not yet connected sockets.
     windows: HashMap<RawFd, ReceiveWindow>,
+    /// Roles chosen with `alcc_set_role` on listening or not yet connected sockets.
+    roles: HashMap<RawFd, Role>,
 }
 
 fn table() -> MutexGuard<'static, Table> {
@@ -178,6 +184,12 @@ fn mode_for(fd: RawFd) -> Mode {
     table().modes.get(&fd).copied().unwrap_or_else(env_mode)
 }
 
+/// The role chosen for `fd` (`alcc_set_role`, else `ALCC_ROLE`), if any.
+fn chosen_role(fd: RawFd) -> Option<Role> {
+    let chosen = table().roles.get(&fd).copied();
+    chosen.or_else(|| std::env::var("ALCC_ROLE").ok().and_then(|r| r.parse().ok()))
+}
+
 fn options_for(fd: RawFd) -> Options {
     let mode = mode_for(fd);
     let options = match table().pending.get(&fd) {
@@ -191,20 +203,25 @@ fn conn(fd: RawFd) -> Result<Arc<Conn>, Errno> {
     table().conns.get(&fd).cloned().ok_or(libc::EBADF)
 }
 
-/// Puts the connected socket `tcp` (descriptor `fd`) under alcc with the options chosen for
-/// `chosen_on`. In framed mode the connecting side (`connected`) receives and the
-/// accepting side sends.
+/// Puts the connected socket `tcp` (descriptor `fd`) under alcc with the options and role
+/// chosen for `chosen_on`. Without a chosen role, the accepting side sends and the connecting
+/// side (`connected`) receives in framed mode ([`Role::default_for`]). A role the mode cannot
+/// take (receiving in kernel mode) is EINVAL; as with any failure here, `tcp` is closed.
 pub fn adopt(fd: RawFd, tcp: TcpStream, chosen_on: RawFd, connected: bool) -> Result<(), Errno> {
     let options = options_for(chosen_on);
-    let conn = if connected && options.mode == Mode::Framed {
-        AlccReceiver::from_tcp(tcp, &options).map(Conn::Receiving)
-    } else {
-        AlccStream::from_tcp(tcp, &options).map(Conn::Sending)
+    let role = chosen_role(chosen_on).unwrap_or_else(|| Role::default_for(options.mode, connected));
+    if !role.allowed_in(options.mode) {
+        return Err(libc::EINVAL);
+    }
+    let conn = match role {
+        Role::Receive => AlccReceiver::from_tcp(tcp, &options).map(Conn::Receiving),
+        Role::Send => AlccStream::from_tcp(tcp, &options).map(Conn::Sending),
     };
     let conn = conn.map_err(|e| errno_of(&io::Error::from(e)))?;
     let mut t = table();
     t.pending.remove(&fd);
     t.modes.remove(&fd);
+    t.roles.remove(&fd);
     t.conns.insert(fd, Arc::new(conn));
     Ok(())
 }
@@ -225,6 +242,7 @@ pub fn adopt_receiver(fd: RawFd, tcp: TcpStream, control: WindowControl) -> Resu
     t.pending.remove(&fd);
     t.modes.remove(&fd);
     t.windows.remove(&fd);
+    t.roles.remove(&fd);
     t.conns.insert(fd, Arc::new(Conn::Receiving(receiver)));
     Ok(())
 }
@@ -269,6 +287,7 @@ pub fn close(fd: RawFd) -> Closing {
         t.pending.remove(&fd);
         t.modes.remove(&fd);
         t.windows.remove(&fd);
+        t.roles.remove(&fd);
         t.conns.remove(&fd)
     };
     let Some(conn) = stream else { return Closing::Plain };
@@ -352,6 +371,22 @@ pub fn writable_fd(fd: RawFd) -> Result<RawFd, Errno> {
         Conn::Sending(s) => s.writable_fd().map_err(|e| errno_of(&e)),
         Conn::Receiving(_) => Err(libc::EOPNOTSUPP),
     }
+}
+
+/// `alcc_set_role`: `send` or `receive`, on a listening or not yet connected socket (EISCONN
+/// on a connection, EINVAL for another name or for `receive` on a socket already set to
+/// kernel mode; a kernel-mode connection whose role is `receive` fails when it is adopted).
+pub fn set_role(fd: RawFd, role: &str) -> Result<(), Errno> {
+    let role: Role = role.parse().map_err(|_| libc::EINVAL)?;
+    let mut t = table();
+    if t.conns.contains_key(&fd) {
+        return Err(libc::EISCONN);
+    }
+    if t.modes.get(&fd).is_some_and(|m| !role.allowed_in(*m)) {
+        return Err(libc::EINVAL);
+    }
+    t.roles.insert(fd, role);
+    Ok(())
 }
 
 /// `alcc_get_info`.

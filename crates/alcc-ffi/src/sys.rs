@@ -223,6 +223,22 @@ pub unsafe extern "C" fn alcc_set_receive_window(fd: RawFd, spec: *const libc::c
     })
 }
 
+/// Chooses the role (`"send"` or `"receive"`) of a listening or not yet connected socket.
+///
+/// # Safety
+/// `role` must be a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn alcc_set_role(fd: RawFd, role: *const libc::c_char) -> libc::c_int {
+    guard(|| {
+        if role.is_null() {
+            return Err(libc::EINVAL);
+        }
+        // SAFETY: the caller guarantees a NUL-terminated string.
+        let role = unsafe { CStr::from_ptr(role) }.to_str().map_err(|_| libc::EINVAL)?;
+        crate::set_role(fd, role).map(|()| 0)
+    })
+}
+
 /// Fills `*info` for an alcc connection.
 ///
 /// # Safety

@@ -1,7 +1,9 @@
 /* Exercises libalcc through include/alcc.h only: a server thread sends N bytes with
  * alcc_accept/alcc_send/alcc_close under fixed:window=20; a client connects with
  * alcc_connect and reads with alcc_recv; checksums are compared. The same in framed mode
- * with Sprout (its forecaster in the client's alcc_recv). Then the error paths.
+ * with Sprout (its forecaster in the client's alcc_recv). Then the uplink: the connecting
+ * side sends with MDI (alcc_set_role "send"), the accepting side receives ("receive").
+ * Then the error paths.
  * Exit status 0 on success; a message on stderr otherwise. */
 #include "alcc.h"
 
@@ -157,6 +159,82 @@ static int run(int family) {
     return 0;
 }
 
+/* The uplink's sender: connects, sends TOTAL bytes with MDI in framed mode. */
+static uint64_t uplink_sum;
+static void *uploader(void *arg) {
+    (void)arg;
+    int s = socket(server_addr.ss_family, SOCK_STREAM, 0);
+    CHECK(alcc_set_mode(s, "framed") == 0, "set_mode: %s", strerror(errno));
+    CHECK(alcc_set_role(s, "send") == 0, "set_role send: %s", strerror(errno));
+    CHECK(alcc_set_cc(s, "mdi", "reno") == 0, "set_cc mdi: %s", strerror(errno));
+    CHECK(alcc_connect(s, (struct sockaddr *)&server_addr, server_len) == 0, "alcc_connect: %s", strerror(errno));
+    static unsigned char buf[70000];
+    uint64_t h = 0xcbf29ce484222325ull, sent = 0;
+    while (sent < TOTAL) {
+        size_t n = TOTAL - sent < sizeof buf ? TOTAL - sent : sizeof buf;
+        for (size_t i = 0; i < n; i++) buf[i] = (unsigned char)((sent + i) * 40503u >> 7);
+        ssize_t k = alcc_send(s, buf, n, 0);
+        if (k <= 0) {
+            CHECK(0, "uplink alcc_send: %s", strerror(errno));
+            break;
+        }
+        h = fnv(h, buf, (size_t)k);
+        sent += (uint64_t)k;
+    }
+    struct alcc_info info;
+    CHECK(alcc_get_info(s, &info) == 0, "uplink alcc_get_info: %s", strerror(errno));
+    CHECK(strcmp(info.controller, "mdi") == 0, "uplink controller %s", info.controller);
+    CHECK(alcc_recv(s, buf, 1, 0) == -1 && errno == EOPNOTSUPP, "framed sender received: errno %d", errno);
+    CHECK(alcc_set_role(s, "receive") == -1 && errno == EISCONN, "set_role on a connection: errno %d", errno);
+    CHECK(alcc_close(s) == 0, "uploader alcc_close: %s", strerror(errno));
+    uplink_sum = h;
+    return NULL;
+}
+
+static int run_uplink(void) {
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in *a = (struct sockaddr_in *)&server_addr;
+    memset(&server_addr, 0, sizeof server_addr);
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    server_len = sizeof *a;
+    if (bind(l, (struct sockaddr *)&server_addr, server_len) != 0 || listen(l, 8) != 0) {
+        perror("bind/listen");
+        return 1;
+    }
+    getsockname(l, (struct sockaddr *)&server_addr, &server_len);
+    CHECK(alcc_set_role(l, "recv") == -1 && errno == EINVAL, "unknown role: errno %d", errno);
+    CHECK(alcc_set_mode(l, "kernel") == 0, "set_mode kernel: %s", strerror(errno));
+    CHECK(alcc_set_role(l, "receive") == -1 && errno == EINVAL, "receive in kernel mode: errno %d", errno);
+    CHECK(alcc_set_mode(l, "framed") == 0, "set_mode framed: %s", strerror(errno));
+    CHECK(alcc_set_role(l, "receive") == 0, "set_role receive: %s", strerror(errno));
+    pthread_t t;
+    pthread_create(&t, NULL, uploader, NULL);
+    int c = alcc_accept(l, NULL, NULL);
+    CHECK(c >= 0, "alcc_accept: %s", strerror(errno));
+    static unsigned char buf[1 << 16];
+    uint64_t h = 0xcbf29ce484222325ull, got = 0;
+    for (;;) {
+        ssize_t n = alcc_recv(c, buf, sizeof buf, 0);
+        if (n < 0) {
+            CHECK(0, "receiver alcc_recv: %s", strerror(errno));
+            break;
+        }
+        if (n == 0) break;
+        h = fnv(h, buf, (size_t)n);
+        got += (uint64_t)n;
+    }
+    CHECK(alcc_send(c, buf, 1, 0) == -1 && errno == EOPNOTSUPP, "framed receiver sent: errno %d", errno);
+    CHECK(alcc_set_cc(c, "copa", NULL) == -1 && errno == EOPNOTSUPP, "set_cc on a receiver: errno %d", errno);
+    CHECK(alcc_close(c) == 0, "receiver alcc_close: %s", strerror(errno));
+    pthread_join(t, NULL);
+    CHECK(got == TOTAL, "receiver got %llu bytes", (unsigned long long)got);
+    CHECK(uplink_sum == h, "uplink checksums differ");
+    CHECK(alcc_close(l) == 0, "closing the listener: %s", strerror(errno));
+    printf("uplink framed mdi: %llu bytes\n", (unsigned long long)got);
+    return 0;
+}
+
 int main(void) {
     if (run(AF_INET) || run(AF_INET6)) return 1;
     drwa = 1;
@@ -164,6 +242,7 @@ int main(void) {
     drwa = 0;
     framed = 1;
     if (run(AF_INET)) return 1;
+    if (run_uplink()) return 1;
 
     /* Error paths: -1 and errno. */
     char b[4];
