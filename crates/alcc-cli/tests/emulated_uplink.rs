@@ -1,5 +1,5 @@
-//! The uplink through the trace-driven emulator (root only; skipped with a message otherwise,
-//! a failure in CI): 1 GiB uploaded by `alcc put` in framed mode to `alcc serve --receive`
+//! The uplink through the trace-driven emulator (root only; a skip goes through alcc-testenv:
+//! visible, and a failure in CI): 1 GiB uploaded by `alcc put` in framed mode to `alcc serve --receive`
 //! across a fast link that loses 1 % of the uplink's packets at random arrives byte-identical
 //! (and the loss was real: the sender's kernel retransmitted thousands of segments). The controller is a fixed window of 2000 segments over
 //! kernel BBR, so that the test takes seconds (under CUBIC the random loss holds a delay-based
@@ -14,34 +14,6 @@ mod common;
 use common::TmpDir;
 
 const ALCC: &str = env!("CARGO_BIN_EXE_alcc");
-
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false)
-}
-
-fn has(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
-}
-
-/// Whether the test can run here; says why not otherwise (a failure in CI).
-fn runs(test: &str) -> bool {
-    let why = if !is_root() {
-        Some("the emulator needs root")
-    } else if !has("cmp") {
-        Some("cmp is not installed")
-    } else {
-        None
-    };
-    match why {
-        None => true,
-        Some(why) => {
-            let msg = format!("SKIPPED {test}: {why}");
-            assert!(std::env::var_os("CI").is_none(), "{msg}; in CI a skip is a failure");
-            eprintln!("{msg}");
-            false
-        }
-    }
-}
 
 /// `len` bytes of xorshift output.
 fn write_content(path: &Path, len: u64) {
@@ -63,9 +35,9 @@ fn write_content(path: &Path, len: u64) {
 
 #[test]
 fn one_gib_upload_arrives_intact_through_one_percent_uplink_loss() {
-    if !runs("1 GiB upload with 1 % loss") {
-        return;
-    }
+    alcc_testenv::require!(alcc_testenv::needs()
+        .root("the emulator makes network namespaces and TUN devices")
+        .program("cmp"));
     let dir = TmpDir::new("uplink-gib");
     let trace = dir.path("fast.trace");
     let status = Command::new(ALCC)

@@ -108,12 +108,8 @@ fn put_in_kernel_mode_and_curl_put_reach_the_plain_receiver() {
     let (server, port) =
         receive(&["--mode", "kernel", "--http", "--count", "2", "--out", out.to_str().unwrap()]);
     let url = format!("http://127.0.0.1:{port}/upload");
-    let Ok(curl) = Command::new("curl").args(["-sS", "-f", "-T"]).arg(&file).arg(&url).output() else {
-        let msg = "SKIPPED curl PUT: curl is not installed (scripts/setup.sh installs it)";
-        assert!(std::env::var_os("CI").is_none(), "{msg}; in CI a skip is a failure");
-        eprintln!("{msg}");
-        return;
-    };
+    alcc_testenv::require!(alcc_testenv::needs().program("curl"));
+    let curl = Command::new("curl").args(["-sS", "-f", "-T"]).arg(&file).arg(&url).output().unwrap();
     assert!(curl.status.success(), "{}", String::from_utf8_lossy(&curl.stderr));
     // A GET is refused with its status, and the server goes on.
     let get =
