@@ -3,30 +3,15 @@
 //! and DRWA works for an unprivileged user (as `nobody` through runuser when the test runs as
 //! root).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::ffi::OsStr;
+use std::process::{Child, Command, Output};
 
 mod common;
-use common::TmpDir;
-
-const ALCC: &str = env!("CARGO_BIN_EXE_alcc");
+use common::{TmpDir, ALCC};
 
 /// Starts `alcc serve-plain --file F --port 0 --count 1`; returns the child and its port.
 fn serve(file: &std::path::Path) -> (Child, String) {
-    let mut child = Command::new(ALCC)
-        .arg("serve-plain")
-        .arg("--file")
-        .arg(file)
-        .args(["--port", "0", "--count", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    assert!(line.starts_with("alcc serve-plain: listening on "), "printed {line:?}");
-    let port = line.trim().rsplit(':').next().unwrap().to_string();
-    (child, port)
+    common::serve_plain(&[OsStr::new("--file"), file.as_os_str()])
 }
 
 fn content(len: usize) -> Vec<u8> {

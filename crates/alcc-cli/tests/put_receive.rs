@@ -3,49 +3,21 @@
 //! HTTP PUT receiver; a connection that sends garbage is closed alone while another upload
 //! goes on; argument errors.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::TmpDir;
-
-const ALCC: &str = env!("CARGO_BIN_EXE_alcc");
+use common::{spawn_listening, wait_ok, TmpDir, ALCC};
 
 /// Starts `alcc serve --receive ARGS --port 0`; returns the child and the port it printed.
 fn receive(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(ALCC)
-        .args(["serve", "--receive", "--port", "0", "--bind", "127.0.0.1"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    assert!(line.starts_with("alcc serve: receiving"), "serve printed {line:?}");
-    let port = line.trim().rsplit(':').next().unwrap().to_string();
-    (child, port)
-}
-
-/// Waits (at most 60 s) for the server to exit successfully; returns its stderr.
-fn wait_ok(mut child: Child) -> String {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            let err = String::from_utf8_lossy(&out.stderr).into_owned();
-            assert!(status.success(), "serve failed: {err}");
-            return err;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("serve did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    spawn_listening(
+        Command::new(ALCC).args(["serve", "--receive", "--port", "0", "--bind", "127.0.0.1"]).args(args),
+        "alcc serve: receiving",
+    )
 }
 
 fn random_file(path: &Path, len: usize, seed: u64) -> Vec<u8> {

@@ -1,51 +1,19 @@
 //! `alcc serve` and `alcc get` end to end on loopback, and `curl` as the unmodified client.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::TmpDir;
-
-const ALCC: &str = env!("CARGO_BIN_EXE_alcc");
-
-fn pattern(offset: u64, buf: &mut [u8]) {
-    for (i, b) in buf.iter_mut().enumerate() {
-        let x = (offset + i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        *b = (x >> 56) as u8 ^ (x >> 23) as u8;
-    }
-}
+use common::{pattern, spawn_first_line, wait_ok, TmpDir, ALCC};
 
 /// Starts `alcc serve ARGS --count 1`; returns the child and the address it printed.
 fn serve(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(ALCC)
-        .arg("serve")
-        .args(args)
-        .args(["--port", "0", "--count", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let (child, line) =
+        spawn_first_line(Command::new(ALCC).arg("serve").args(args).args(["--port", "0", "--count", "1"]));
     let addr = line.trim().rsplit(' ').next().unwrap().to_string();
     assert!(addr.contains(':'), "serve printed {line:?}");
     (child, addr)
-}
-
-fn wait_ok(mut child: Child) -> String {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            let err = String::from_utf8_lossy(&out.stderr).into_owned();
-            assert!(status.success(), "serve failed: {err}");
-            return err;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "serve did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn local_port(addr: &str) -> &str {
@@ -249,14 +217,9 @@ fn unprivileged_serve_works_by_default_and_names_what_it_may_choose() {
     };
     let (allowed, available) = (list("allowed"), list("available"));
     // The default underlay: one client gets its bytes.
-    let mut child =
-        unprivileged(&["serve", "--cc", "copa", "--bytes", "100000", "--port", "0", "--count", "1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let (child, line) = spawn_first_line(&mut unprivileged(&[
+        "serve", "--cc", "copa", "--bytes", "100000", "--port", "0", "--count", "1",
+    ]));
     let addr = line.trim().rsplit(' ').next().unwrap().to_string();
     assert!(addr.contains(':'), "unprivileged serve with the default underlay printed {line:?}");
     let get = Command::new(ALCC).args(["get", &format!("127.0.0.1:{}", local_port(&addr))]).output().unwrap();

@@ -1,56 +1,18 @@
 //! `alcc serve-plain` (the plain-TCP baseline, sendfile) on loopback: the bytes, the deadline,
 //! the underlay, the errors, and its CPU record.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::TmpDir;
-
-const ALCC: &str = env!("CARGO_BIN_EXE_alcc");
+use common::{pattern, serve_plain, TmpDir, ALCC};
 
 /// Size of the block `--bytes` repeats (serve_plain.rs).
 const BLOCK: usize = 8 << 20;
 
-fn pattern(offset: u64, buf: &mut [u8]) {
-    for (i, b) in buf.iter_mut().enumerate() {
-        let x = (offset + i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        *b = (x >> 56) as u8 ^ (x >> 23) as u8;
-    }
-}
-
-/// Starts `alcc serve-plain ARGS --port 0 --count 1`; returns the child and its port.
-fn serve(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(ALCC)
-        .arg("serve-plain")
-        .args(args)
-        .args(["--port", "0", "--count", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    assert!(line.starts_with("alcc serve-plain: listening on "), "printed {line:?}");
-    let port = line.trim().rsplit(':').next().unwrap().to_string();
-    (child, port)
-}
-
 /// Waits (at most 30 s) for the server to exit; returns its stderr.
-fn wait_ok(mut child: Child) -> String {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("serve-plain did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "serve-plain failed: {err}");
-    err
+fn wait_ok(child: std::process::Child) -> String {
+    common::wait_ok_within(child, Duration::from_secs(30))
 }
 
 fn get_http(port: &str, out: &std::path::Path) -> std::process::Output {
@@ -66,7 +28,8 @@ fn generated_bytes_are_the_pattern_block_repeated_and_rusage_is_written() {
     let n = 2 * BLOCK + 12_345;
     let dir = TmpDir::new("plain-bytes");
     let (out, rusage) = (dir.path("got.bin"), dir.path("rusage.json"));
-    let (child, port) = serve(&["--bytes", &n.to_string(), "--http", "--rusage", rusage.to_str().unwrap()]);
+    let (child, port) =
+        serve_plain(&["--bytes", &n.to_string(), "--http", "--rusage", rusage.to_str().unwrap()]);
     let got = get_http(&port, &out);
     assert!(got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
     let log = wait_ok(child);
@@ -89,7 +52,7 @@ fn a_file_is_served_byte_identical() {
     let mut data = vec![0u8; 5_432_109];
     pattern(99, &mut data);
     std::fs::write(&file, &data).unwrap();
-    let (child, port) = serve(&["--file", file.to_str().unwrap(), "--http"]);
+    let (child, port) = serve_plain(&["--file", file.to_str().unwrap(), "--http"]);
     assert!(get_http(&port, &out).status.success());
     wait_ok(child);
     assert!(std::fs::read(&out).unwrap() == data, "the copy differs");
@@ -97,7 +60,7 @@ fn a_file_is_served_byte_identical() {
 
 #[test]
 fn seconds_resets_a_download_that_would_not_end() {
-    let (child, port) = serve(&["--bytes", "100000000000", "--http", "--seconds", "1"]);
+    let (child, port) = serve_plain(&["--bytes", "100000000000", "--http", "--seconds", "1"]);
     let start = Instant::now();
     // A reader that reads slowly: the server blocks in sendfile, and the deadline must end it.
     let mut slow = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
@@ -117,7 +80,8 @@ fn seconds_resets_a_download_that_would_not_end() {
 #[test]
 fn the_underlay_is_the_connections_congestion_control() {
     alcc_testenv::require!(alcc_testenv::needs().program("ss").kernel_cc("reno"));
-    let (child, port) = serve(&["--bytes", "100000000000", "--http", "--underlay", "reno", "--seconds", "3"]);
+    let (child, port) =
+        serve_plain(&["--bytes", "100000000000", "--http", "--underlay", "reno", "--seconds", "3"]);
     let mut client = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
     std::io::Write::write_all(&mut client, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
     let mut buf = vec![0u8; 1 << 16];
