@@ -1,6 +1,7 @@
 //! The `alcc` command.
 #![deny(unsafe_code)]
 
+mod accept_loop;
 mod analyze;
 mod experiment;
 mod get;

@@ -15,12 +15,12 @@ use std::io::{self, BufWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use alcc::{AlccReceiver, Mode, Options};
 use anyhow::{bail, Context, Result};
+
+use crate::accept_loop::serve_each;
 
 /// The largest HTTP request head accepted.
 const MAX_HEAD: usize = 16 << 10;
@@ -86,25 +86,13 @@ pub fn run(cfg: ReceiveConfig) -> Result<()> {
     let listener = TcpListener::bind(&cfg.bind).with_context(|| format!("binding {}", cfg.bind))?;
     println!("alcc serve: receiving ({}) on {}", cfg.mode, listener.local_addr()?);
     io::stdout().flush()?;
-    let cfg = Arc::new(cfg);
-    let mut workers = Vec::new();
-    let mut served = 0u64;
-    while cfg.count.is_none_or(|c| served < c) {
-        let (tcp, peer) = match listener.accept() {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("alcc serve: accept: {e}");
-                continue;
-            }
-        };
-        let (cfg, n) = (cfg.clone(), served);
-        workers.push(thread::spawn(move || report(peer, cfg.mode, receive_one(tcp, &cfg, n))));
-        served += 1;
-        workers.retain(|w| !w.is_finished());
-    }
-    for w in workers {
-        let _ = w.join();
-    }
+    let count = cfg.count;
+    serve_each(
+        "alcc serve",
+        count,
+        || listener.accept(),
+        move |tcp, peer, n| report(peer, cfg.mode, receive_one(tcp, &cfg, n)),
+    );
     Ok(())
 }
 

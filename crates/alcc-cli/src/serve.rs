@@ -11,12 +11,12 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use alcc::{AlccListener, AlccStream, Mode, Options};
 use anyhow::{bail, Context, Result};
 
+use crate::accept_loop::serve_each;
 use crate::telemetry::{Sampler, Telemetry};
 
 /// Arguments of `alcc serve`.
@@ -162,22 +162,16 @@ fn serve(args: ServeArgs) -> Result<()> {
     println!("alcc serve: listening on {}", listener.local_addr()?);
     io::stdout().flush()?;
     let telemetry = args.telemetry.as_deref().map(Telemetry::create).transpose()?;
-    let args = Arc::new(args);
-    let mut workers = Vec::new();
-    let mut served = 0u64;
-    while args.count.is_none_or(|c| served < c) {
-        let (stream, peer) = match listener.accept() {
-            Ok(s) => s,
-            Err(e) => {
-                // One bad connection (or a refused controller) must not stop the server.
-                eprintln!("alcc serve: accept: {e}");
-                continue;
-            }
-        };
-        let (args, telemetry, flow) = (args.clone(), telemetry.clone(), served);
-        workers.push(thread::spawn(move || {
+    let count = args.count;
+    // An accept error (one bad connection, or a refused controller) does not stop the server.
+    let flows = telemetry.clone();
+    serve_each(
+        "alcc serve",
+        count,
+        || listener.accept(),
+        move |stream, peer, flow| {
             let start = Instant::now();
-            let result = serve_one(stream, &args, size, telemetry, flow);
+            let result = serve_one(stream, &args, size, flows.clone(), flow);
             let secs = start.elapsed().as_secs_f64();
             match result {
                 Ok(n) => eprintln!(
@@ -186,13 +180,8 @@ fn serve(args: ServeArgs) -> Result<()> {
                 ),
                 Err(e) => eprintln!("alcc serve: {peer}: failed after {secs:.3} s: {e:#}"),
             }
-        }));
-        served += 1;
-        workers.retain(|w| !w.is_finished());
-    }
-    for w in workers {
-        let _ = w.join();
-    }
+        },
+    );
     if let Some(t) = telemetry {
         t.flush();
     }

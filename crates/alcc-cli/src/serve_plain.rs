@@ -12,12 +12,11 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use crate::accept_loop::serve_each;
 use crate::sys;
 
 /// Size of the in-memory file `--bytes` is served from.
@@ -125,19 +124,12 @@ fn serve(args: ServePlainArgs) -> Result<()> {
     set_underlay(listener.as_raw_fd(), &args.underlay)?;
     println!("alcc serve-plain: listening on {}", listener.local_addr()?);
     io::stdout().flush()?;
-    let (source, args) = (Arc::new(source), Arc::new(args));
-    let mut workers = Vec::new();
-    let mut served = 0u64;
-    while args.count.is_none_or(|c| served < c) {
-        let (stream, peer) = match listener.accept() {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("alcc serve-plain: accept: {e}");
-                continue;
-            }
-        };
-        let (source, args) = (source.clone(), args.clone());
-        workers.push(thread::spawn(move || {
+    let count = args.count;
+    serve_each(
+        "alcc serve-plain",
+        count,
+        || listener.accept(),
+        move |stream, peer, _| {
             let start = Instant::now();
             let result = serve_one(stream, &args, &source, size);
             let secs = start.elapsed().as_secs_f64();
@@ -148,13 +140,8 @@ fn serve(args: ServePlainArgs) -> Result<()> {
                 ),
                 Err(e) => eprintln!("alcc serve-plain: {peer}: failed after {secs:.3} s: {e:#}"),
             }
-        }));
-        served += 1;
-        workers.retain(|w| !w.is_finished());
-    }
-    for w in workers {
-        let _ = w.join();
-    }
+        },
+    );
     Ok(())
 }
 
