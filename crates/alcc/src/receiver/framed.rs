@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use alcc_cc::{Arrival, Config, ReceiverModel, SenderHint, Time};
 
 use crate::feedback::framed::protocol_error;
-use crate::receiver::{model_for_sender, model_report, ReadyBytes, ReceiverStats};
+use crate::receiver::{model_for_sender, model_report, Failure, ReadyBytes, ReceiverStats};
 use crate::sys;
 use crate::wire::{Ack, Decoder, Direction, Frame};
 
@@ -57,7 +57,7 @@ pub(crate) struct FramedReceiver {
     out_at: usize,
     delivered: u64,
     eof: bool,
-    failed: Option<(io::ErrorKind, String)>,
+    failed: Failure,
     frames: u64,
     reports: u64,
     /// The most bytes of ACK and report frames that waited for room at once.
@@ -79,7 +79,7 @@ impl FramedReceiver {
             out_at: 0,
             delivered: 0,
             eof: false,
-            failed: None,
+            failed: Failure::default(),
             frames: 0,
             reports: 0,
             max_backlog: 0,
@@ -108,9 +108,7 @@ impl FramedReceiver {
     ) -> io::Result<usize> {
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
-            if let Some((kind, msg)) = &self.failed {
-                return Err(io::Error::new(*kind, msg.clone()));
-            }
+            self.failed.check()?;
             let now = sys::now();
             self.run_model(now).inspect_err(|_| self.cut())?;
             if let Some(n) = self.ready.read_into(buf) {
@@ -169,15 +167,13 @@ impl FramedReceiver {
 
     /// Sends whatever ACKs are pending, waiting up to `timeout` for room.
     pub fn close(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        if let Some((kind, msg)) = &self.failed {
-            return Err(io::Error::new(*kind, msg.clone()));
-        }
+        self.failed.check()?;
         self.flush_blocking(timeout.map(|t| Instant::now() + t))
     }
 
     /// Records a failure, cuts the connection, and returns the error.
     fn fail(&mut self, e: io::Error) -> io::Error {
-        self.failed = Some((e.kind(), e.to_string()));
+        let e = self.failed.record(e);
         self.cut();
         e
     }

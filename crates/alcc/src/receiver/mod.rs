@@ -60,6 +60,27 @@ pub struct ReceiverStats {
     pub window: Option<WindowStats>,
 }
 
+/// The error that ended a connection, kept so that every later call on it returns the same
+/// error again (as `io::Error` is not `Clone`, its kind and message).
+#[derive(Debug, Default)]
+pub(crate) struct Failure(Option<(io::ErrorKind, String)>);
+
+impl Failure {
+    /// Records `e` as the connection's failure and returns it.
+    pub(crate) fn record(&mut self, e: io::Error) -> io::Error {
+        self.0 = Some((e.kind(), e.to_string()));
+        e
+    }
+
+    /// The recorded failure as an error, or `Ok` while there is none.
+    pub(crate) fn check(&self) -> io::Result<()> {
+        match &self.0 {
+            Some((kind, msg)) => Err(io::Error::new(*kind, msg.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The receiver-side model the sender's Hello asks for (shared by the framed and UDP
 /// receivers): `None` for `none` or an algorithm without one, an `InvalidData` error naming
 /// the spec for a controller unknown here or parameters its model refuses.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use alcc_cc::{Arrival, Config, ReceiverModel, SenderHint, Time};
 
 use crate::feedback::framed::protocol_error;
-use crate::receiver::{model_for_sender, model_report, ReadyBytes, ReceiverStats};
+use crate::receiver::{model_for_sender, model_report, Failure, ReadyBytes, ReceiverStats};
 use crate::sys;
 use crate::wire::udp::parse_datagram;
 use crate::wire::{Ack, Frame, WireError};
@@ -39,7 +39,7 @@ pub(crate) struct UdpReceiver {
     closed: bool,
     /// The end was reported to the reader (an error when bytes were missing, then 0).
     end_reported: bool,
-    failed: Option<(io::ErrorKind, String)>,
+    failed: Failure,
     /// Which data datagrams arrived, to drop duplicates.
     seen: SeenSeqs,
 }
@@ -101,7 +101,7 @@ impl UdpReceiver {
             last_heard: now,
             closed: false,
             end_reported: false,
-            failed: None,
+            failed: Failure::default(),
             seen: SeenSeqs::default(),
         }
     }
@@ -122,8 +122,7 @@ impl UdpReceiver {
     }
 
     fn fail(&mut self, e: io::Error) -> io::Error {
-        self.failed = Some((e.kind(), e.to_string()));
-        e
+        self.failed.record(e)
     }
 
     /// Reads application bytes in arrival order; `Ok(0)` once the sender closed.
@@ -135,9 +134,7 @@ impl UdpReceiver {
     ) -> io::Result<usize> {
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
-            if let Some((kind, msg)) = &self.failed {
-                return Err(io::Error::new(*kind, msg.clone()));
-            }
+            self.failed.check()?;
             let now = sys::now();
             self.run_model(now)?;
             if let Some(n) = self.ready.read_into(buf) {
