@@ -5,6 +5,7 @@ mod accept_loop;
 mod analyze;
 mod experiment;
 mod get;
+mod http_head;
 mod link_cmd;
 mod mdi_cmd;
 mod put;

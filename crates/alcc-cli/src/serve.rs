@@ -230,19 +230,9 @@ fn serve_udp(args: &ServeArgs, bind: &str, options: &Options, size: u64) -> Resu
 /// Reads an HTTP request head (up to the blank line). Returns its first line.
 fn read_request(stream: &mut AlccStream) -> Result<String> {
     stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && !head.ends_with(b"\n\n") {
-        if head.len() > 16 << 10 {
-            bail!("request head too long");
-        }
-        if stream.read(&mut byte)? == 0 {
-            bail!("connection closed before the request ended");
-        }
-        head.push(byte[0]);
-    }
+    let line = crate::http_head::read_first_line(stream)?;
     stream.set_read_timeout(None);
-    Ok(String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_string())
+    Ok(line)
 }
 
 /// The M of a request line `GET /bytes/M ...`, if that is what it asks for.

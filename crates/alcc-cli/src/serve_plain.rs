@@ -8,7 +8,7 @@
 //! memfd, sent by sendfile like a file in the page cache); `--file F` serves F.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -148,19 +148,9 @@ fn serve(args: ServePlainArgs) -> Result<()> {
 /// Reads an HTTP request head (up to the blank line); returns its first line.
 fn read_request(stream: &mut TcpStream) -> Result<String> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && !head.ends_with(b"\n\n") {
-        if head.len() > 16 << 10 {
-            bail!("request head too long");
-        }
-        if stream.read(&mut byte)? == 0 {
-            bail!("connection closed before the request ended");
-        }
-        head.push(byte[0]);
-    }
+    let line = crate::http_head::read_first_line(stream)?;
     stream.set_read_timeout(None)?;
-    Ok(String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_string())
+    Ok(line)
 }
 
 /// Serves one client; returns the bytes sent and how the download ended.
