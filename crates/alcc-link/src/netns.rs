@@ -4,6 +4,8 @@
 //! Names are `alcc-<pid>-<n>-<role>`: unique per process, and a name left over by a crashed run
 //! that had the same pid is skipped (`ip netns add` refuses existing names). Removing a
 //! namespace first kills every process still inside it (`ip netns pids`), so nothing leaks.
+//! A process killed with SIGKILL cannot remove its namespaces: the first [`Netns::create`] of
+//! every later process removes those whose creator no longer runs ([`remove_orphans`]).
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -11,7 +13,7 @@ use std::io;
 use std::os::fd::AsFd;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 
 use crate::error::LinkError;
@@ -20,6 +22,8 @@ use crate::sys;
 /// Names of the namespaces this process created and has not removed yet.
 static LIVE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
 static COUNTER: AtomicU64 = AtomicU64::new(0);
+/// Orphans are looked for once per process.
+static ORPHANS_REMOVED: Once = Once::new();
 
 /// Runs `ip ARGS`, returning its output or an error with its standard error.
 pub(crate) fn ip(args: &[&str]) -> Result<Output, LinkError> {
@@ -48,6 +52,9 @@ impl Netns {
         if !sys::is_root() {
             return Err(LinkError::NotRoot);
         }
+        ORPHANS_REMOVED.call_once(|| {
+            remove_orphans();
+        });
         let pid = std::process::id();
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -155,6 +162,38 @@ fn remove(name: &str) {
     lock_live().remove(name);
 }
 
+/// The pid in a name this module gives (`alcc-<pid>-<n>-<role>`), if `name` is one.
+fn creator_of(name: &str) -> Option<u32> {
+    let mut parts = name.strip_prefix("alcc-")?.splitn(3, '-');
+    let pid = parts.next()?.parse().ok()?;
+    parts.next()?.parse::<u64>().ok()?;
+    parts.next()?;
+    Some(pid)
+}
+
+/// Removes the namespaces of this module's naming whose creating process no longer exists
+/// (it was killed with SIGKILL, or died before its cleanup), killing what still runs inside.
+/// A creator's pid that was reused by another process keeps its namespaces (they are left,
+/// never those of a live process). Returns the names removed.
+pub fn remove_orphans() -> Vec<String> {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/run/netns") else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        match creator_of(&name) {
+            Some(pid) if pid != me && !std::path::Path::new(&format!("/proc/{pid}")).exists() => {
+                remove(&name);
+                removed.push(name);
+            }
+            _ => {}
+        }
+    }
+    removed
+}
+
 /// Removes every namespace this process created and still holds.
 pub fn cleanup_all() {
     let names: Vec<String> = lock_live().iter().cloned().collect();
@@ -203,4 +242,19 @@ pub fn install_signal_cleanup() -> Result<(), LinkError> {
         })
         .map_err(|e| LinkError::io("starting the signal thread", e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::creator_of;
+
+    #[test]
+    fn only_this_modules_names_have_a_creator() {
+        assert_eq!(creator_of("alcc-1234-0-server"), Some(1234));
+        assert_eq!(creator_of("alcc-99-17-client"), Some(99));
+        assert_eq!(creator_of("alcc-1234-server"), None);
+        assert_eq!(creator_of("alcc-x-0-server"), None);
+        assert_eq!(creator_of("other-1234-0-server"), None);
+        assert_eq!(creator_of("alcc-1234-0"), None);
+    }
 }

@@ -211,3 +211,40 @@ fn drop_tail_bounds_the_queue_of_a_bulk_transfer() {
         let _ = Dir::Uplink;
     });
 }
+
+/// A namespace left by a process that was killed with SIGKILL (no cleanup ran) is removed by
+/// the next process; one whose creator still runs is left alone.
+#[test]
+fn namespaces_of_a_killed_run_are_removed_and_a_live_ones_kept() {
+    alcc_testenv::require!(emulator_needs());
+    let _g = serial();
+    let ip = |args: &[&str]| {
+        let st = std::process::Command::new("ip").args(args).status().unwrap();
+        assert!(st.success(), "ip {args:?}");
+    };
+    let listed = |name: &str| {
+        let out = std::process::Command::new("ip").args(["netns", "list"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().any(|l| l.split_whitespace().next() == Some(name))
+    };
+    // A pid that no longer runs: a child that has exited and been reaped.
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    // A pid that runs: a child that sleeps until the test ends.
+    let mut live = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let orphan = format!("alcc-{dead_pid}-0-server");
+    let kept = format!("alcc-{}-0-server", live.id());
+    ip(&["netns", "add", &orphan]);
+    ip(&["netns", "add", &kept]);
+    let removed = alcc_link::netns::remove_orphans();
+    let orphan_listed = listed(&orphan);
+    let kept_listed = listed(&kept);
+    // Clean up before asserting, so that a failure leaves nothing behind.
+    let _ = std::process::Command::new("ip").args(["netns", "del", &orphan]).status();
+    let _ = std::process::Command::new("ip").args(["netns", "del", &kept]).status();
+    let _ = live.kill();
+    let _ = live.wait();
+    assert!(removed.contains(&orphan), "removed {removed:?}");
+    assert!(!orphan_listed, "the killed run's namespace is still there");
+    assert!(kept_listed, "a live process's namespace was removed");
+}
