@@ -14,12 +14,11 @@
 //!   which makes the same test take 90 s.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::TmpDir;
+use common::{write_content, TmpDir};
 
 const ALCC: &str = env!("CARGO_BIN_EXE_alcc");
 
@@ -171,29 +170,6 @@ fn without_privilege_choosing_alcc_is_an_error_not_cubic() {
     assert_eq!(out.status.code(), Some(1), "exit code; stderr: {stderr}");
     assert!(stderr.contains("needs root or CAP_BPF and CAP_NET_ADMIN"), "{stderr}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("listening"), "it must not serve");
-}
-
-/// Deterministic content that is not periodic on any small scale (xorshift64*), written to
-/// `path` in 1 MiB blocks.
-fn write_content(path: &Path, len: u64) {
-    use std::io::Write;
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut block = Vec::with_capacity(1 << 20);
-    let mut left = len;
-    while left > 0 {
-        block.clear();
-        while block.len() < (1 << 20) {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            block.extend_from_slice(&x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
-        }
-        let n = left.min(block.len() as u64) as usize;
-        f.write_all(&block[..n]).unwrap();
-        left -= n as u64;
-    }
-    f.flush().unwrap();
 }
 
 #[test]

@@ -6,32 +6,13 @@
 //! controller near 30 Mbit/s: minutes). `bench/uplink.sh` runs the version without loss and
 //! the uplink's measurements.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
 mod common;
-use common::TmpDir;
+use common::{write_content, TmpDir};
 
 const ALCC: &str = env!("CARGO_BIN_EXE_alcc");
-
-/// `len` bytes of xorshift output.
-fn write_content(path: &Path, len: u64) {
-    use std::io::Write;
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut block = vec![0u8; 1 << 20];
-    for _ in 0..len / block.len() as u64 {
-        for chunk in block.chunks_mut(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            chunk.copy_from_slice(&x.to_le_bytes());
-        }
-        f.write_all(&block).unwrap();
-    }
-    f.flush().unwrap();
-}
 
 #[test]
 fn one_gib_upload_arrives_intact_through_one_percent_uplink_loss() {

@@ -1,25 +1,9 @@
 //! Runs `alcc mdi train`, `info` and `compare` on short synthetic traces, and on bad input.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// A scratch directory removed when dropped, also when the test fails.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("alcc-mdi-cli-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::TmpDir;
 
 fn alcc(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_alcc")).args(args).env("RUST_BACKTRACE", "0").output().unwrap()
@@ -31,8 +15,8 @@ fn text(bytes: &[u8]) -> String {
 
 #[test]
 fn train_then_describe_and_compare() {
-    let dir = Scratch::new("train");
-    let model = dir.0.join("copa.csv");
+    let dir = TmpDir::new("mdi-train");
+    let model = dir.path("copa.csv");
     let m = model.to_str().unwrap();
     let out = alcc(&["mdi", "train", "--cc", "copa", "--synthetic", "2", "--duration", "5", "--out", m]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -41,7 +25,7 @@ fn train_then_describe_and_compare() {
     assert!(first.starts_with("25,-60,60,5,9,-25,15,5\n"));
 
     // Deterministic: the same command writes the same model.
-    let again = dir.0.join("again.csv");
+    let again = dir.path("again.csv");
     let out = alcc(&[
         "mdi",
         "train",
@@ -84,8 +68,8 @@ fn train_then_describe_and_compare() {
 
 #[test]
 fn bad_models_and_links_are_named() {
-    let dir = Scratch::new("bad");
-    let bad = dir.0.join("bad.csv");
+    let dir = TmpDir::new("mdi-bad");
+    let bad = dir.path("bad.csv");
     std::fs::write(&bad, "25,-60,60,5,9,-25,15\n").unwrap();
     let out = alcc(&["mdi", "info", bad.to_str().unwrap()]);
     assert!(!out.status.success());
@@ -93,7 +77,7 @@ fn bad_models_and_links_are_named() {
     assert!(err.contains("bad.csv") && err.contains("line 1"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 
-    let out = alcc(&["mdi", "train", "--cc", "verus", "--out", dir.0.join("x.csv").to_str().unwrap()]);
+    let out = alcc(&["mdi", "train", "--cc", "verus", "--out", dir.path("x.csv").to_str().unwrap()]);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("no links"), "{}", text(&out.stderr));
 }

@@ -44,6 +44,29 @@ pub fn pattern(offset: u64, buf: &mut [u8]) {
     }
 }
 
+/// Writes `len` bytes of deterministic content that is not periodic on any small scale
+/// (xorshift64*) to `path`, in 1 MiB blocks: test files for the gigabyte transfers.
+pub fn write_content(path: &std::path::Path, len: u64) {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut block = Vec::with_capacity(1 << 20);
+    let mut left = len;
+    while left > 0 {
+        block.clear();
+        while block.len() < (1 << 20) {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            block.extend_from_slice(&x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
+        }
+        let n = left.min(block.len() as u64) as usize;
+        f.write_all(&block[..n]).unwrap();
+        left -= n as u64;
+    }
+    f.flush().unwrap();
+}
+
 /// Spawns `cmd` with stdout and stderr piped and reads the first line it prints on stdout
 /// (a server's line naming where it listens); returns the child and that line.
 pub fn spawn_first_line(cmd: &mut Command) -> (Child, String) {
