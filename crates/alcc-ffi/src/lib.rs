@@ -91,26 +91,7 @@ impl From<&FlowInfo> for CInfo {
 pub type Errno = libc::c_int;
 
 /// The errno for an I/O error (engine errors carry a kind, not always an OS code).
-pub fn errno_of(e: &io::Error) -> Errno {
-    if let Some(code) = e.raw_os_error() {
-        return code;
-    }
-    use io::ErrorKind as K;
-    match e.kind() {
-        K::WouldBlock => libc::EAGAIN,
-        K::TimedOut => libc::ETIMEDOUT,
-        K::BrokenPipe => libc::EPIPE,
-        K::ConnectionReset => libc::ECONNRESET,
-        K::ConnectionAborted => libc::ECONNABORTED,
-        K::NotConnected => libc::ENOTCONN,
-        K::InvalidInput => libc::EINVAL,
-        K::Unsupported => libc::EOPNOTSUPP,
-        K::NotFound => libc::ENOENT,
-        K::Interrupted => libc::EINTR,
-        K::PermissionDenied => libc::EPERM,
-        _ => libc::EIO,
-    }
-}
+pub use engine::errno_of;
 
 /// One alcc connection: the sending side, or (framed mode) the receiving one.
 enum Conn {

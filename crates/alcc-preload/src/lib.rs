@@ -50,7 +50,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use alcc::AlccStream;
+use alcc::{errno_of, AlccStream};
 
 use crate::config::{Config, ConfigError, LogTarget};
 
@@ -169,24 +169,6 @@ fn governed(fd: RawFd) -> Option<Arc<Governed>> {
 /// Whether `fd` is a governed descriptor (for tests and the status of a program).
 pub fn is_governed(fd: RawFd) -> bool {
     governed(fd).is_some()
-}
-
-/// The errno for an engine error.
-fn errno_of(e: &io::Error) -> Errno {
-    if let Some(code) = e.raw_os_error() {
-        return code;
-    }
-    use io::ErrorKind as K;
-    match e.kind() {
-        K::WouldBlock => libc::EAGAIN,
-        K::TimedOut => libc::ETIMEDOUT,
-        K::BrokenPipe => libc::EPIPE,
-        K::ConnectionReset => libc::ECONNRESET,
-        K::ConnectionAborted => libc::ECONNABORTED,
-        K::NotConnected => libc::ENOTCONN,
-        K::InvalidInput => libc::EINVAL,
-        _ => libc::EIO,
-    }
 }
 
 fn log_flow(what: &str, g: &Governed) {

@@ -92,6 +92,30 @@ pub(crate) fn underlay_hint(
 /// Short form of results in this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// The errno a C caller sees for an I/O error: its OS code when it has one, else the code that
+/// matches its kind (the engine reports timeouts, resets and refusals as kinds, not always with
+/// an OS code). Shared by the C ABI (alcc-ffi) and the preload shim (alcc-preload).
+pub fn errno_of(e: &io::Error) -> libc::c_int {
+    if let Some(code) = e.raw_os_error() {
+        return code;
+    }
+    use io::ErrorKind as K;
+    match e.kind() {
+        K::WouldBlock => libc::EAGAIN,
+        K::TimedOut => libc::ETIMEDOUT,
+        K::BrokenPipe => libc::EPIPE,
+        K::ConnectionReset => libc::ECONNRESET,
+        K::ConnectionAborted => libc::ECONNABORTED,
+        K::NotConnected => libc::ENOTCONN,
+        K::InvalidInput => libc::EINVAL,
+        K::Unsupported => libc::EOPNOTSUPP,
+        K::NotFound => libc::ENOENT,
+        K::Interrupted => libc::EINTR,
+        K::PermissionDenied => libc::EPERM,
+        _ => libc::EIO,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

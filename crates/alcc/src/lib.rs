@@ -83,7 +83,7 @@ mod transport;
 pub mod underlay;
 pub mod wire;
 
-pub use error::{Error, Result};
+pub use error::{errno_of, Error, Result};
 pub use exit::flush_at_exit;
 pub use info::FlowInfo;
 pub use listener::AlccListener;
