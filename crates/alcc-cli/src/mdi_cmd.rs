@@ -16,7 +16,7 @@ use std::time::Duration;
 use alcc_cc::mdi::train::{Recorder, Trainer, WindowSource};
 use alcc_cc::mdi::Layout;
 use alcc_cc::sim::capacity::OPPORTUNITY_BYTES;
-use alcc_cc::sim::{Capacity, Scenario};
+use alcc_cc::sim::{Capacity, QueueLimit, Scenario};
 use alcc_cc::spec::Params;
 use alcc_trace::metrics::{self, Summary};
 use alcc_trace::record::Recording;
@@ -25,8 +25,6 @@ use alcc_trace::trace::Trace;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use serde::Serialize;
-
-use crate::sim_cmd::parse_queue;
 
 /// `alcc mdi ...`
 #[derive(Args)]
@@ -118,7 +116,7 @@ impl Links {
         if !(self.duration.is_finite() && self.duration > 0.0 && self.duration <= 86_400.0) {
             bail!("--duration must be between 0 and 86400 seconds");
         }
-        let queue = parse_queue(&self.queue)?;
+        let queue: QueueLimit = self.queue.parse().context("--queue")?;
         let scenario = |capacity: Capacity, delay_ms: f64| {
             let mut s = Scenario::new(capacity);
             s.one_way_delay = Duration::from_secs_f64(delay_ms / 1000.0);

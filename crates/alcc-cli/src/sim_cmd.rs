@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use alcc_cc::sim::capacity::OPPORTUNITY_BYTES;
-use alcc_cc::sim::{AckPolicy, Capacity, DelayedAcks, QueueLimit, ReturnPath, Scenario};
+use alcc_cc::sim::{AckPolicy, Capacity, QueueLimit, ReturnPath, Scenario};
 use alcc_trace::metrics::{self, Summary};
 use alcc_trace::record::Recording;
 use alcc_trace::trace::Trace;
@@ -67,41 +67,6 @@ struct Report<'a> {
     summary: &'a Summary,
 }
 
-/// Parses `packets=N`, `bytes=N` or `infinite`.
-pub fn parse_queue(text: &str) -> Result<QueueLimit> {
-    if text == "infinite" {
-        return Ok(QueueLimit::Infinite);
-    }
-    let (kind, value) = text.split_once('=').context("queue must be packets=N, bytes=N or infinite")?;
-    let n: u64 = value.parse().with_context(|| format!("queue size `{value}` is not a whole number"))?;
-    if n == 0 {
-        bail!("queue size must be at least 1");
-    }
-    match kind {
-        "packets" => Ok(QueueLimit::Packets(n)),
-        "bytes" => Ok(QueueLimit::Bytes(n)),
-        _ => bail!("queue must be packets=N, bytes=N or infinite, not `{text}`"),
-    }
-}
-
-/// Parses `every`, `delayed` or `stretch=N`.
-pub fn parse_acks(text: &str) -> Result<AckPolicy> {
-    match text {
-        "every" => Ok(AckPolicy::EveryPacket),
-        "delayed" => Ok(AckPolicy::Delayed(DelayedAcks::linux())),
-        _ => {
-            let n = text
-                .strip_prefix("stretch=")
-                .with_context(|| format!("--acks must be every, delayed or stretch=N, not `{text}`"))?;
-            let n: u32 = n.parse().with_context(|| format!("--acks stretch=`{n}` is not a whole number"))?;
-            if n == 0 {
-                bail!("--acks stretch=N needs N >= 1");
-            }
-            Ok(AckPolicy::Delayed(DelayedAcks::stretched(n)))
-        }
-    }
-}
-
 /// Runs `alcc sim`.
 pub fn run(args: SimArgs) -> Result<()> {
     let (capacity, link) = match (&args.trace, args.rate) {
@@ -123,11 +88,11 @@ pub fn run(args: SimArgs) -> Result<()> {
     }
     let mut scenario = Scenario::new(capacity);
     scenario.one_way_delay = Duration::from_secs_f64(args.delay / 1000.0);
-    scenario.queue = parse_queue(&args.queue)?;
+    scenario.queue = args.queue.parse::<QueueLimit>().context("--queue")?;
     scenario.loss = args.loss;
     scenario.duration = Duration::from_secs_f64(args.duration);
     scenario.seed = args.seed;
-    scenario.acks = parse_acks(&args.acks)?;
+    scenario.acks = args.acks.parse::<AckPolicy>().context("--acks")?;
     scenario.return_loss = args.return_loss;
     if let Some(path) = &args.uplink {
         let trace = Trace::parse_file(path)?;

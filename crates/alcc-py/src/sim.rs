@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use alcc_cc::sim::capacity::OPPORTUNITY_BYTES;
-use alcc_cc::sim::{AckPolicy, Capacity, DelayedAcks, Outcome, QueueLimit, Scenario, SimResult};
+use alcc_cc::sim::{AckPolicy, Capacity, Outcome, QueueLimit, Scenario, SimResult};
 use alcc_trace::metrics::{self, Bin};
 use alcc_trace::record::Recording;
 use alcc_trace::trace::Trace;
@@ -18,41 +18,6 @@ use pyo3::types::PyDict;
 use crate::columns::{or_nan, Column, Table};
 use crate::controller::{ControllerError, Hooks, OnError, PyController};
 use crate::{errors, json};
-
-/// Parses `packets=N`, `bytes=N` or `infinite` (the CLI's `--queue`).
-pub fn parse_queue(text: &str) -> PyResult<QueueLimit> {
-    if text == "infinite" {
-        return Ok(QueueLimit::Infinite);
-    }
-    let refuse = || errors::invalid(format!("queue must be packets=N, bytes=N or infinite, not `{text}`"));
-    let (kind, value) = text.split_once('=').ok_or_else(refuse)?;
-    let n: u64 =
-        value.parse().map_err(|_| errors::invalid(format!("queue size `{value}` is not a whole number")))?;
-    if n == 0 {
-        return Err(errors::invalid("queue size must be at least 1"));
-    }
-    match kind {
-        "packets" => Ok(QueueLimit::Packets(n)),
-        "bytes" => Ok(QueueLimit::Bytes(n)),
-        _ => Err(refuse()),
-    }
-}
-
-/// Parses `every`, `delayed` or `stretch=N` (the CLI's `--acks`).
-pub fn parse_acks(text: &str) -> PyResult<AckPolicy> {
-    let refuse = || errors::invalid(format!("acks must be every, delayed or stretch=N, not `{text}`"));
-    match text {
-        "every" => Ok(AckPolicy::EveryPacket),
-        "delayed" => Ok(AckPolicy::Delayed(DelayedAcks::linux())),
-        _ => {
-            let n: u32 = text.strip_prefix("stretch=").ok_or_else(refuse)?.parse().map_err(|_| refuse())?;
-            if n == 0 {
-                return Err(errors::invalid("acks stretch=N needs N >= 1"));
-            }
-            Ok(AckPolicy::Delayed(DelayedAcks::stretched(n)))
-        }
-    }
-}
 
 /// The bottleneck and how to name it: a Mahimahi trace file or a constant rate.
 fn capacity(trace: Option<PathBuf>, rate_mbps: Option<f64>) -> PyResult<(Capacity, String)> {
@@ -104,11 +69,11 @@ pub fn simulate<'py>(
     }
     let mut scenario = Scenario::new(capacity);
     scenario.one_way_delay = Duration::from_secs_f64(delay_ms / 1000.0);
-    scenario.queue = parse_queue(queue)?;
+    scenario.queue = queue.parse::<QueueLimit>().map_err(|e| errors::invalid(e.to_string()))?;
     scenario.loss = loss;
     scenario.duration = Duration::from_secs_f64(duration_s);
     scenario.seed = seed;
-    scenario.acks = parse_acks(acks)?;
+    scenario.acks = acks.parse::<AckPolicy>().map_err(|e| errors::invalid(e.to_string()))?;
 
     let run = match controller {
         // A Python controller takes the GIL at every hook: keep it for the run.

@@ -8,11 +8,13 @@ pub mod ack;
 pub mod bottleneck;
 pub mod capacity;
 pub mod link;
+pub mod parse;
 pub mod record;
 pub mod scenario;
 
 pub use ack::{AckPolicy, DelayedAcks};
 pub use bottleneck::QueueLimit;
 pub use capacity::Capacity;
+pub use parse::ParseSimSpecError;
 pub use record::{AckRecord, DropCause, Outcome, PacketRecord, SimResult};
 pub use scenario::{ReturnPath, Scenario, SimError};
