@@ -88,21 +88,7 @@ pub fn run(args: GetArgs) -> Result<()> {
     let secs = start.elapsed().as_secs_f64();
     eprintln!("alcc get: {body} bytes in {secs:.3} s ({:.2} Mbit/s)", body as f64 * 8.0 / secs / 1e6);
     if let Some(w) = stats {
-        let ms = |d: Option<std::time::Duration>| {
-            d.map_or("-".into(), |d| format!("{:.1} ms", d.as_secs_f64() * 1e3))
-        };
-        eprintln!(
-            "alcc get: receive window {}: buffer {} bytes, largest window {}, last clamp {}, {} clamp changes, \
-             {} updates, rtt_min {}, window estimate {}",
-            w.spec,
-            w.rcvbuf,
-            w.ceiling,
-            w.clamp.map_or("-".into(), |c| c.to_string()),
-            w.clamp_sets,
-            w.updates,
-            ms(w.rtt_min),
-            w.cwnd_estimate.map_or("-".into(), |c| c.to_string()),
-        );
+        eprintln!("alcc get: {w}");
     }
     if let Some(e) = expect {
         if e != body {

@@ -1,11 +1,12 @@
 //! The shim's configuration, read once from the environment when the library is loaded:
-//! `ALCC_CC` (required), `ALCC_UNDERLAY`, `ALCC_PORTS`, `ALCC_MODE`, `ALCC_LOG`,
-//! `ALCC_QUEUE`. A value that does not parse stops the program before `main` with a message
+//! `ALCC_CC` (required unless `ALCC_RECEIVER` is set), `ALCC_UNDERLAY`, `ALCC_PORTS`,
+//! `ALCC_MODE`, `ALCC_LOG`, `ALCC_QUEUE`, `ALCC_RECEIVER` (the client side, see
+//! `crate::receiving`). A value that does not parse stops the program before `main` with a message
 //! naming the variable (see [`Config::from_vars`]).
 
 use std::path::PathBuf;
 
-use alcc::{Mode, Options};
+use alcc::{Mode, Options, ReceiveWindow};
 
 /// A configuration error: which variable, and why.
 #[derive(Debug, PartialEq, Eq)]
@@ -29,6 +30,9 @@ pub enum Ports {
     All,
     /// Connections accepted on these local ports only.
     Listed(Vec<u16>),
+    /// No accepted connection: `ALCC_RECEIVER` without `ALCC_CC` governs only the
+    /// connections the program opens.
+    None,
 }
 
 impl Ports {
@@ -61,6 +65,7 @@ impl Ports {
         match self {
             Ports::All => true,
             Ports::Listed(list) => list.contains(&port),
+            Ports::None => false,
         }
     }
 }
@@ -96,16 +101,36 @@ pub struct Config {
     pub ports: Ports,
     /// Where log lines go.
     pub log: LogTarget,
+    /// The receive window of the connections the program opens (`kernel`: left alone).
+    pub receive_window: ReceiveWindow,
 }
 
 impl Config {
     /// Reads the configuration through `var` (the environment, or a test's table).
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
-        let cc = var("ALCC_CC").filter(|s| !s.trim().is_empty()).ok_or_else(|| ConfigError {
-            variable: "ALCC_CC",
-            message: "not set; the shim needs a controller (e.g. ALCC_CC=copa, ALCC_CC=verus, ALCC_CC=fixed)"
-                .into(),
-        })?;
+        let receive_window = crate::receiving::parse(var("ALCC_RECEIVER").as_deref())?;
+        let log = LogTarget::parse(var("ALCC_LOG").as_deref());
+        let Some(cc) = var("ALCC_CC").filter(|s| !s.trim().is_empty()) else {
+            if receive_window == ReceiveWindow::Kernel {
+                return Err(ConfigError {
+                    variable: "ALCC_CC",
+                    message: "not set; the shim needs a controller (e.g. ALCC_CC=copa, ALCC_CC=verus, \
+                              ALCC_CC=fixed) or a client's receive window (ALCC_RECEIVER=drwa)"
+                        .into(),
+                });
+            }
+            // The client side alone: the sending side's variables would be ignored.
+            for unused in ["ALCC_PORTS", "ALCC_MODE", "ALCC_UNDERLAY", "ALCC_QUEUE"] {
+                if var(unused).is_some_and(|v| !v.trim().is_empty()) {
+                    return Err(ConfigError {
+                        variable: unused,
+                        message: "is for accepted connections, which only ALCC_CC governs (set ALCC_CC too)"
+                            .into(),
+                    });
+                }
+            }
+            return Ok(Config { options: Options::default(), ports: Ports::None, log, receive_window });
+        };
         let cc = cc.trim().to_string();
         let mode = match var("ALCC_MODE").as_deref().map(str::trim) {
             None | Some("") | Some("kernel") => Mode::Kernel,
@@ -132,8 +157,7 @@ impl Config {
                 })?;
         }
         let ports = Ports::parse(var("ALCC_PORTS").as_deref())?;
-        let log = LogTarget::parse(var("ALCC_LOG").as_deref());
-        Ok(Config { options, ports, log })
+        Ok(Config { options, ports, log, receive_window })
     }
 
     /// Checks what needs the kernel (the underlay) once, at start.
@@ -170,6 +194,22 @@ mod tests {
         assert!(Ports::parse(Some("0")).is_err());
         assert!(Ports::parse(Some("70000")).is_err());
         assert!(Ports::Listed(vec![80]).covers(80) && !Ports::Listed(vec![80]).covers(81));
+    }
+
+    #[test]
+    fn a_receiver_alone_needs_no_controller() {
+        let c = config(&[("ALCC_RECEIVER", "drwa:lambda=2")]).unwrap();
+        assert!(matches!(c.receive_window, ReceiveWindow::Drwa { .. }));
+        assert_eq!(c.ports, Ports::None);
+        assert!(!c.ports.covers(80));
+        let e = config(&[("ALCC_RECEIVER", "kernel")]).unwrap_err();
+        assert!(e.variable == "ALCC_CC" && e.message.contains("ALCC_RECEIVER=drwa"), "{e}");
+        let e = config(&[("ALCC_RECEIVER", "drwa"), ("ALCC_PORTS", "80")]).unwrap_err();
+        assert_eq!(e.variable, "ALCC_PORTS");
+        assert_eq!(config(&[("ALCC_RECEIVER", "drwa:nosuch=1")]).unwrap_err().variable, "ALCC_RECEIVER");
+        let both = config(&[("ALCC_CC", "copa"), ("ALCC_RECEIVER", "static:rcvbuf=484848")]).unwrap();
+        assert_eq!(both.ports, Ports::All);
+        assert_eq!(both.receive_window, ReceiveWindow::Static { rcvbuf: 484848 });
     }
 
     #[test]

@@ -34,13 +34,20 @@
 //! ([`alcc::flush_at_exit`]) hands every flow's queued bytes to the kernel within
 //! `ALCC_EXIT_LINGER`. Docs: docs/unmodified-programs.md.
 //!
+//! Client side: `ALCC_RECEIVER=drwa[:spec]` (or `static:rcvbuf=N`) governs the advertised
+//! receive window of the TCP connections the program opens (an unmodified curl, wget or
+//! Python client as a DRWA receiver); `receiving` (module docs) interposes `connect` and
+//! the read family. `ALCC_CC` may then be left unset.
+//!
 //! Layout: [`config`] reads the environment; this module keeps the table of governed
-//! descriptors and does the work; `sys` holds the exported symbols, the look-up of the
-//! real functions and the constructor, and is the only place with `unsafe`.
+//! descriptors and does the work; `receiving` does the same for the client side; `sys`
+//! holds the exported symbols, the look-up of the real functions and the constructor, and
+//! is the only place with `unsafe`.
 
 #![deny(unsafe_code)]
 
 pub mod config;
+mod receiving;
 mod sys;
 
 use std::collections::HashMap;
@@ -100,6 +107,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub fn init() -> Result<(), ConfigError> {
     let config = Config::from_vars(|k| std::env::var(k).ok())?;
     config.check_kernel()?;
+    receiving::check(&config.receive_window)?;
     let log = match &config.log {
         LogTarget::File(path) => {
             Some(std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| {
@@ -108,10 +116,19 @@ pub fn init() -> Result<(), ConfigError> {
         }
         _ => None,
     };
-    let start = format!(
-        "start cc={} underlay={} queue={} ports={:?}",
-        config.options.cc, config.options.underlay, config.options.queue_capacity, config.ports
-    );
+    let start = match config.ports {
+        config::Ports::None => {
+            format!("start receiver={} (accepted connections: not governed)", config.receive_window)
+        }
+        _ => format!(
+            "start cc={} underlay={} queue={} ports={:?} receiver={}",
+            config.options.cc,
+            config.options.underlay,
+            config.options.queue_capacity,
+            config.ports,
+            config.receive_window
+        ),
+    };
     let _ = STATE.set(State {
         config,
         table: Mutex::new(HashMap::new()),
@@ -303,6 +320,7 @@ pub fn sendfile(
 /// let go (flushed in the background, close(2) semantics) when its last descriptor goes.
 /// Returns whether `fd` was governed; the caller closes the descriptor itself.
 pub fn forget(fd: RawFd) -> bool {
+    receiving::forget(fd);
     if !marked(fd) {
         return false;
     }
@@ -359,6 +377,7 @@ pub fn shutdown(fd: RawFd, how: libc::c_int) -> Option<Result<Option<libc::c_int
 
 /// After a successful dup of `old` as `new`: `new` is another descriptor of the same flow.
 pub fn after_dup(old: RawFd, new: RawFd) {
+    receiving::after_dup(old, new);
     if old == new || usize::try_from(new).map_or(true, |i| i >= MAX_FD) {
         return;
     }

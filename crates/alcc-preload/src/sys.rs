@@ -106,6 +106,8 @@ macro_rules! real_fn {
     }};
 }
 
+pub mod receiving;
+
 fn real() -> &'static Real {
     REAL.get_or_init(|| Real {
         accept: real_fn!(c"accept", AcceptFn),

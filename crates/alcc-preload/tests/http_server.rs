@@ -5,40 +5,13 @@
 //! program before `main`, and a port outside ALCC_PORTS is left alone.
 
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// The library, built now with the test's own profile (`cargo test` builds a cdylib-only
-/// crate's test harness, not the library itself): target/<profile>/libalcc_preload.so.
-fn library() -> PathBuf {
-    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    BUILT.get_or_init(build_library).clone().unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn build_library() -> Result<PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("the test's own path: {e}"))?;
-    let dir = exe.parent().and_then(Path::parent).ok_or("the test is not in target/<profile>/deps")?;
-    let release = dir.file_name().is_some_and(|n| n == "release");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(&cargo);
-    cmd.args(["build", "-p", "alcc-preload", "--manifest-path"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
-    if release {
-        cmd.arg("--release");
-    }
-    let status = cmd.status().map_err(|e| format!("{cargo}: {e}"))?;
-    let lib = dir.join("libalcc_preload.so");
-    if !status.success() || !lib.exists() {
-        return Err(format!(
-            "building libalcc_preload.so failed ({status}); expected it at {}",
-            lib.display()
-        ));
-    }
-    Ok(lib)
-}
+mod common;
+use common::{library, Scratch};
 
 /// Debian's interpreter (a pyenv shim would exec several programs under the library).
 fn python() -> &'static str {
@@ -46,24 +19,6 @@ fn python() -> &'static str {
         "/usr/bin/python3"
     } else {
         "python3"
-    }
-}
-
-/// A scratch directory removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("alcc-preload-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

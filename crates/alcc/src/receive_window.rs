@@ -232,6 +232,27 @@ pub struct WindowStats {
     pub cwnd_estimate: Option<u64>,
 }
 
+impl fmt::Display for WindowStats {
+    /// One line: `receive window SPEC: buffer N bytes, largest window N, last clamp N, N clamp
+    /// changes, N updates, rtt_min X ms, window estimate N` (`-` where DRWA has no value yet).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let or_dash = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        let rtt_min = self.rtt_min.map_or("-".to_string(), |d| format!("{:.1} ms", d.as_secs_f64() * 1e3));
+        write!(
+            f,
+            "receive window {}: buffer {} bytes, largest window {}, last clamp {}, {} clamp changes, \
+             {} updates, rtt_min {rtt_min}, window estimate {}",
+            self.spec,
+            self.rcvbuf,
+            self.ceiling,
+            or_dash(self.clamp),
+            self.clamp_sets,
+            self.updates,
+            or_dash(self.cwnd_estimate),
+        )
+    }
+}
+
 /// The window control of one connected receiving socket, run on the reading thread.
 #[derive(Debug)]
 pub enum WindowControl {
@@ -290,6 +311,12 @@ impl WindowControl {
             }
         }
         Ok(())
+    }
+
+    /// [`after_read`](Self::after_read) at the monotonic clock's present, for callers that keep
+    /// no clock of their own (the preload shim's interposed reads).
+    pub fn after_read_now(&mut self, fd: RawFd) -> io::Result<()> {
+        self.after_read(fd, sys::now())
     }
 
     /// What it has done.
