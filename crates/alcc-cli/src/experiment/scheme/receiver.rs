@@ -5,17 +5,40 @@
 //! (DRWA at the client against a plain kernel CUBIC server), `rx-static:rcvbuf=1048576@tcp-cubic`
 //! (the static cap), `rx-drwa@alcc-copa` (DRWA at the client and alcc at the server). The
 //! congestion control, underlay and mode columns are the server's.
+//!
+//! `rx-WINDOW-curl@SERVER` (`rx-drwa-curl@tcp-cubic`): the client is an unmodified `curl`
+//! under the preload shim (`LD_PRELOAD=libalcc_preload.so ALCC_RECEIVER=WINDOW`, the library
+//! beside the alcc binary), the same window through `connect` and `recv` interposition.
+
+use std::path::PathBuf;
 
 use super::{Client, Family, Kind, Need, RunContext, RunMode, SchemeKind};
 use crate::experiment::runner::shell_quote;
+
+/// The program that receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Receiver {
+    /// `alcc get --http --drwa=WINDOW` (or `--rcvbuf`).
+    AlccGet,
+    /// An unmodified `curl` under the preload shim with `ALCC_RECEIVER=WINDOW`.
+    CurlUnderShim,
+}
 
 /// A receive-window client against a server scheme.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReceiverScheme {
     /// The receive window (`alcc::ReceiveWindow` syntax).
     pub window: String,
+    /// The program that receives.
+    pub receiver: Receiver,
     /// The server's scheme (`tcp-X` or kernel-mode `alcc-X`).
     pub server: Box<SchemeKind>,
+}
+
+/// The preload shim beside the running alcc binary (`make build` puts both in
+/// target/release); `None` when the binary's own path is unknown.
+fn preload_library() -> Option<PathBuf> {
+    Some(std::env::current_exe().ok()?.parent()?.join("libalcc_preload.so"))
 }
 
 impl ReceiverScheme {
@@ -24,6 +47,10 @@ impl ReceiverScheme {
         let (window, server) = s
             .split_once('@')
             .ok_or_else(|| format!("write rx-WINDOW@SERVER (rx-drwa@tcp-cubic), not rx-{s}"))?;
+        let (window, receiver) = match window.strip_suffix("-curl") {
+            Some(w) => (w, Receiver::CurlUnderShim),
+            None => (window, Receiver::AlccGet),
+        };
         let parsed: alcc::ReceiveWindow =
             window.parse().map_err(|e| format!("receive window `{window}`: {e}"))?;
         if matches!(parsed, alcc::ReceiveWindow::Kernel) {
@@ -43,7 +70,7 @@ impl ReceiverScheme {
                 "`{server}` does not run in kernel mode: a plain TCP client cannot fetch from it"
             ));
         }
-        Ok(ReceiverScheme { window: window.to_string(), server: Box::new(server_kind) })
+        Ok(ReceiverScheme { window: window.to_string(), receiver, server: Box::new(server_kind) })
     }
 
     /// `alcc get`'s flag for the window.
@@ -73,7 +100,11 @@ impl Kind for ReceiverScheme {
     }
 
     fn label(&self) -> String {
-        format!("receive window {} at the client; server: {}", self.window, self.server.kind().label())
+        let client = match self.receiver {
+            Receiver::AlccGet => "the client",
+            Receiver::CurlUnderShim => "an unmodified curl (LD_PRELOAD)",
+        };
+        format!("receive window {} at {client}; server: {}", self.window, self.server.kind().label())
     }
 
     fn server(&self, run: &RunContext) -> String {
@@ -81,26 +112,56 @@ impl Kind for ReceiverScheme {
     }
 
     fn client(&self, run: &RunContext) -> Client {
-        Client {
-            command: format!(
-                "timeout {} {} get \"$ALCC_SERVER:{}\" --http {}",
-                run.duration_s,
-                run.alcc_q(),
-                run.port,
-                self.flag()
-            ),
-            deadline_status: 124,
+        match self.receiver {
+            Receiver::AlccGet => Client {
+                command: format!(
+                    "timeout {} {} get \"$ALCC_SERVER:{}\" --http {}",
+                    run.duration_s,
+                    run.alcc_q(),
+                    run.port,
+                    self.flag()
+                ),
+                deadline_status: 124,
+            },
+            Receiver::CurlUnderShim => {
+                let lib = run.alcc.with_file_name("libalcc_preload.so");
+                let curl = Client::curl(run);
+                Client {
+                    command: format!(
+                        "env LD_PRELOAD={} ALCC_RECEIVER={} {}",
+                        run.quoted(&lib),
+                        shell_quote(&self.window),
+                        curl.command
+                    ),
+                    ..curl
+                }
+            }
         }
     }
 
     fn needs(&self) -> Vec<Need> {
-        // The client is alcc itself; the server's needs are the server scheme's minus curl.
-        self.server
-            .kind()
-            .needs()
-            .into_iter()
-            .filter(|n| !matches!(n, Need::Program { name: "curl", .. }))
-            .collect()
+        let server = self.server.kind().needs();
+        match self.receiver {
+            // The client is alcc itself; the server's needs are the server scheme's minus curl.
+            Receiver::AlccGet => {
+                server.into_iter().filter(|n| !matches!(n, Need::Program { name: "curl", .. })).collect()
+            }
+            Receiver::CurlUnderShim => {
+                let mut needs = server;
+                if !needs.iter().any(|n| matches!(n, Need::Program { name: "curl", .. })) {
+                    needs.push(Need::Program {
+                        name: "curl",
+                        install: "scripts/setup.sh installs it (apt-get install curl)",
+                    });
+                }
+                needs.extend(preload_library().map(|path| Need::File {
+                    path,
+                    remedy: "the preload shim is not built: `make build` (or cargo build --release -p alcc-preload)"
+                        .into(),
+                }));
+                needs
+            }
+        }
     }
 
     fn warning(&self) -> Option<String> {
@@ -146,6 +207,31 @@ mod tests {
         let k = ReceiverScheme::parse("drwa:lambda=2@alcc-copa").unwrap();
         assert_eq!((k.cc(), k.underlay()), ("copa", "cubic"));
         assert!(k.client(&run()).command.ends_with("--drwa=drwa:lambda=2"));
+    }
+
+    #[test]
+    fn curl_under_the_shim_is_the_same_window_through_ld_preload() {
+        let k = ReceiverScheme::parse("drwa:lambda=2-curl@tcp-bbr").unwrap();
+        assert_eq!((k.window.as_str(), k.receiver), ("drwa:lambda=2", Receiver::CurlUnderShim));
+        let c = k.client(&run());
+        assert_eq!(
+            c.command,
+            format!(
+                "env LD_PRELOAD=/bin/libalcc_preload.so ALCC_RECEIVER=drwa:lambda=2 {}",
+                Client::curl(&run()).command
+            )
+        );
+        assert_eq!(c.deadline_status, Client::curl(&run()).deadline_status);
+        assert!(k.label().contains("an unmodified curl (LD_PRELOAD)"), "{}", k.label());
+        let needs = k.needs();
+        assert!(needs.iter().any(|n| matches!(n, Need::Program { name: "curl", .. })), "{needs:?}");
+        assert!(
+            needs
+                .iter()
+                .any(|n| matches!(n, Need::File { path, .. } if path.ends_with("libalcc_preload.so"))),
+            "{needs:?}"
+        );
+        assert!(ReceiverScheme::parse("kernel-curl@tcp-cubic").is_err());
     }
 
     #[test]
