@@ -3,6 +3,8 @@
 //! - a tiny sweep with a scheme whose controller does not exist: that run is recorded failed
 //!   with its error, the others complete, every run directory holds its files, the tables
 //!   agree, and a rerun resumes (complete runs skipped, the failed one rerun);
+//! - two shards (`--shard 1/2`, `--shard 2/2`) merged with `alcc experiment merge` hold the
+//!   same runs, in the same order, with the same columns as the unsharded sweep of the spec;
 //! - SIGINT in the middle of a sweep: exit 130, the partial run removed, no namespace or
 //!   process of the sweep left, and a rerun completes only what is missing.
 //!
@@ -132,6 +134,80 @@ fn a_sweep_records_failures_and_resumes() {
     let third = sweep(&other, &out);
     assert!(!third.status.success());
     assert!(String::from_utf8_lossy(&third.stderr).contains("different experiment"));
+}
+
+#[test]
+fn two_shards_merged_are_the_whole_sweep() {
+    alcc_testenv::require!(sweep_needs());
+    let _guard = serial();
+    let dir = TmpDir::new("experiment-shards");
+    // Three runs: shard 1/2 gets runs 0 and 2, shard 2/2 run 1 (round robin over plan order).
+    let spec = write_spec(&dir, &["tcp-cubic", "alcc-copa", "alcc-reno"], 2);
+    let whole = dir.path("whole");
+    let out = sweep(&spec, &whole);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut shards = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let d = dir.path(&format!("shard-{}", &k[..1]));
+        let out = Command::new(ALCC)
+            .args(["experiment", "run"])
+            .arg(&spec)
+            .args(["--shard", k, "--out"])
+            .arg(&d)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "shard {k}: {stderr}");
+        let share = if k == "1/2" { 2 } else { 1 };
+        assert!(stderr.contains(&format!("shard {k}: {share} of the sweep's 3 runs")), "{stderr}");
+        shards.push(d);
+    }
+    let merged = dir.path("merged");
+    let out = Command::new(ALCC)
+        .args(["experiment", "merge", "--out"])
+        .arg(&merged)
+        .args(shards.iter().rev())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The same columns and, per run, the same identity and status, in plan order.
+    let table = |d: &Path| std::fs::read_to_string(d.join("results.csv")).unwrap();
+    let (a, b) = (table(&whole), table(&merged));
+    assert_eq!(a.lines().next(), b.lines().next(), "same header");
+    let keys = |csv: &str| -> Vec<String> {
+        csv.lines().skip(1).map(|l| l.split(',').take(8).collect::<Vec<_>>().join(",")).collect()
+    };
+    assert_eq!(keys(&a), keys(&b), "same runs, same order\n{a}\n{b}");
+    assert_eq!(keys(&b).len(), 3);
+    assert!(keys(&b).iter().all(|k| k.ends_with(",ok")), "{b}");
+    for r in results(&merged) {
+        let run = merged.join(r["dir"].as_str().unwrap());
+        assert!(run.join("downlink.log").is_file() && run.join("result.json").is_file(), "{run:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(whole.join("spec.toml")).unwrap(),
+        std::fs::read_to_string(merged.join("spec.toml")).unwrap()
+    );
+    // A shard beside the whole sweep overlaps it: refused, naming the run.
+    let out = Command::new(ALCC)
+        .args(["experiment", "merge", "--out"])
+        .arg(dir.path("bad"))
+        .arg(&whole)
+        .arg(&shards[0])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("run flat tcp-cubic 0 is in both"), "{stderr}");
+    // The whole sweep's directory refuses to become a shard's.
+    let out = Command::new(ALCC)
+        .args(["experiment", "run"])
+        .arg(&spec)
+        .args(["--shard", "1/2", "--out"])
+        .arg(&whole)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("holds the whole sweep"), "{stderr}");
 }
 
 /// The folder `alcc experiment run` looks in for the authors' programs (`make refs`).

@@ -8,10 +8,14 @@
 //! - [`analysis`]: summary, series and delay samples from the downlink log.
 //! - [`table`]: the results rows, CSV and JSON, and the medians printed at the end.
 //! - [`sweep`]: the matrix, progress, resume and interruption.
+//! - [`shard`]: `--shard K/N`, one machine's disjoint share of the matrix.
+//! - [`merge`]: `alcc experiment merge`, the shards' directories joined into one.
 
 pub mod analysis;
+pub mod merge;
 pub mod runner;
 pub mod scheme;
+pub mod shard;
 pub mod spec;
 pub mod sweep;
 pub mod table;
@@ -30,11 +34,14 @@ pub struct ExperimentArgs {
 enum ExperimentCommand {
     /// Run an experiment spec over the emulator (root), resuming in an existing --out.
     Run(sweep::RunArgs),
+    /// Join the output directories of one sweep's shards (`run --shard K/N`) into one.
+    Merge(merge::MergeArgs),
 }
 
 /// Runs `alcc experiment ...`; returns the exit status.
 pub fn run(args: ExperimentArgs) -> Result<i32> {
     match args.command {
         ExperimentCommand::Run(a) => sweep::run(a),
+        ExperimentCommand::Merge(a) => merge::run(a),
     }
 }

@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 
 use super::runner::{self, LinkTraces, Outcome, RunPlan};
 use super::scheme::Scheme;
+use super::shard::Shard;
 use super::spec::{Generate, Spec};
 use super::table::{self, Row};
 use crate::sys;
@@ -26,9 +27,15 @@ pub struct RunArgs {
     /// Rerunning into the same directory resumes: complete runs are skipped.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// When OUT holds a different spec, discard its runs and start over instead of refusing.
+    /// When OUT holds a different spec (or another shard of it), discard its runs and start
+    /// over instead of refusing.
     #[arg(long)]
     force: bool,
+    /// Run only shard K of N (1 <= K <= N): the runs whose place in the matrix is K-1 modulo N.
+    /// Machines given the same spec and every K from 1 to N run disjoint shares that together
+    /// are the whole sweep; `alcc experiment merge` joins their output directories.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
 }
 
 /// Exit status of an interrupted sweep (128 + SIGINT).
@@ -56,6 +63,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     });
     std::fs::create_dir_all(&out).with_context(|| format!("{}: cannot create", out.display()))?;
     claim_output(&out, &spec, args.force)?;
+    Shard::claim(args.shard, &out, args.force)?;
     let traces = resolve_traces(&spec, &out)?;
     let schemes = spec.parsed_schemes();
     for s in &schemes {
@@ -64,7 +72,12 @@ pub fn run(args: RunArgs) -> Result<i32> {
         }
     }
     check_needs(&schemes, &std::env::var_os("PATH").unwrap_or_default())?;
-    let plans = plan(&traces, &schemes, spec.runs);
+    let mut plans = plan(&traces, &schemes, spec.runs);
+    if let Some(shard) = args.shard {
+        let all = plans.len();
+        plans = shard.select(plans);
+        eprintln!("shard {shard}: {} of the sweep's {all} runs", plans.len());
+    }
     if !sys::is_root() {
         bail!("alcc experiment run needs root: the emulator makes network namespaces and TUN devices");
     }
