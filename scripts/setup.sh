@@ -21,6 +21,8 @@ fi
 need_apt=()
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# wget: the preload shim's client-side test (crates/alcc-preload/tests/receiver.rs).
+command -v wget >/dev/null 2>&1 || need_apt+=(wget)
 command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
