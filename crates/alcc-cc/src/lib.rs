@@ -9,6 +9,8 @@
 //!
 //! Algorithms whose model lives at the receiver (Sprout) also implement [`ReceiverModel`].
 //! [`drwa`] is the receiver alone: a receive window for any sender (DRWA, IMC 2012).
+//! [`fse`] couples the flows of one host: a flow group divides the sum of its controllers' rates
+//! by priority (RFC 8699's active Flow State Exchange).
 //! Controllers are built by name with [`registry::by_name`] (`"copa:delta=0.5"`).
 //!
 //! Pieces every transport and controller shares, so that the simulator and the engine treat a
@@ -26,6 +28,7 @@ pub mod cubic;
 pub mod drwa;
 pub mod event;
 pub mod fixed;
+pub mod fse;
 pub mod mdi;
 pub mod metrics;
 pub mod pacer;
