@@ -1,7 +1,12 @@
 # alcc: `make demo` runs the main job, `make test` runs every test.
 CARGO ?= cargo
-export ALCC_TRACE_DIR ?= $(abspath ../shared/traces)
-export ALCC_REFS_SRC ?= $(abspath ../shared/refs)
+# ../shared (traces, the authors' programs) lies beside the main checkout. A git worktree may sit
+# elsewhere (/work/wt/NAME), so the main checkout is the folder holding the common .git; outside
+# git (an unpacked tarball), this folder.
+GIT_COMMON := $(shell git -C $(CURDIR) rev-parse --path-format=absolute --git-common-dir 2>/dev/null)
+CHECKOUT := $(if $(filter %/.git,$(GIT_COMMON)),$(patsubst %/.git,%,$(GIT_COMMON)),$(CURDIR))
+export ALCC_TRACE_DIR ?= $(abspath $(CHECKOUT)/../shared/traces)
+export ALCC_REFS_SRC ?= $(abspath $(CHECKOUT)/../shared/refs)
 
 .PHONY: setup build python-ext refs test lint fmt bench demo clean
 

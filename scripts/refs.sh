@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the authors' reference programs (Verus, Copa in genericCC, Sprout) from the source
-# tarballs in $ALCC_REFS_SRC (default ../shared/refs, which holds BUILD.md) into $ALCC_REFS_DIR
-# (default target/refs: untracked, removed by `make clean`). Their code never enters this
-# repository: this script unpacks the tarballs, applies the Debian 12 build fix for Verus that
-# ships beside them (verus-debian12.patch), and builds each with its own build system.
+# tarballs in $ALCC_REFS_SRC (default ../shared/refs beside the main checkout, which holds
+# BUILD.md) into $ALCC_REFS_DIR (default target/refs: untracked, removed by `make clean`).
+# Their code never enters this repository: this script unpacks the tarballs, applies the Debian
+# 12 build fix for Verus that ships beside them (verus-debian12.patch), and builds each with its
+# own build system.
 #
 # Result, in $ALCC_REFS_DIR/bin (what `alcc experiment run` looks for in ref-X schemes):
 #   verus_server          Verus sender, R = 6 (the authors' compile-time default)
@@ -22,7 +23,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-src="${ALCC_REFS_SRC:-../shared/refs}"
+# The default lies beside the main checkout, also when this is a git worktree elsewhere (the
+# main checkout holds the common .git); outside git, beside this folder.
+common="$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)"
+case "$common" in
+  */.git) checkout="${common%/.git}" ;;
+  *) checkout="$PWD" ;;
+esac
+src="${ALCC_REFS_SRC:-$checkout/../shared/refs}"
 dir="${ALCC_REFS_DIR:-target/refs}"
 verus_rs="${VERUS_RS:-2 4}"
 programs=("$@")
