@@ -45,6 +45,12 @@ FAMILIES: dict[str, Family] = {
             "the client governs its advertised receive window (DRWA, or a static buffer) "
             "against the named tcp-X or alcc-X server",
         ),
+        Family(
+            "unmodified",
+            "nginx-",
+            "Debian's nginx, unmodified: nginx-tcp-X plain, nginx-shim-X under libalcc_preload.so "
+            "with alcc's controller X",
+        ),
     )
 }
 

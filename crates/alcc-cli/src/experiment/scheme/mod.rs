@@ -12,6 +12,7 @@
 //! | `udp-CC` | [`udp`] | alcc's own implementation of CC over UDP (not its authors' program) |
 //! | `ref-verus[:r=N]`, `ref-copa`, `ref-sprout` | [`reference`] | the authors' own program (`make refs`), over UDP |
 //! | `rx-WINDOW@SERVER` | [`receiver`] | the client governs its advertised window (DRWA, a static buffer) against a `tcp-X`/`alcc-X` server |
+//! | `nginx-tcp-KERNELCC`, `nginx-shim-CC[@UNDERLAY]` | [`unmodified`] | Debian's nginx, unmodified: plain, or under the preload shim with controller CC |
 //!
 //! Adding a kind: a module with a type that implements [`Kind`] and a `parse` of the text after
 //! its prefix, a variant of [`SchemeKind`], its line in [`SchemeKind::PREFIXES`] and in
@@ -23,6 +24,7 @@ pub mod plain_tcp;
 pub mod receiver;
 pub mod reference;
 pub mod udp;
+pub mod unmodified;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -45,6 +47,8 @@ pub enum Family {
     Ref,
     /// The client governs its receive window (DRWA, a static buffer) against a server scheme.
     Rx,
+    /// An off-the-shelf server, unmodified: plain, or under the preload shim.
+    Unmodified,
 }
 
 impl Family {
@@ -56,6 +60,7 @@ impl Family {
             Family::Udp => "udp",
             Family::Ref => "ref",
             Family::Rx => "rx",
+            Family::Unmodified => "unmodified",
         }
     }
 }
@@ -235,6 +240,8 @@ pub enum SchemeKind {
     /// `ref-PROGRAM`.
     Ref(reference::RefScheme),
     Rx(receiver::ReceiverScheme),
+    /// `nginx-tcp-KERNELCC`, `nginx-shim-CC[@UNDERLAY]`.
+    Nginx(unmodified::NginxScheme),
 }
 
 /// Parses the text after a kind's prefix.
@@ -248,6 +255,7 @@ impl SchemeKind {
         ("udp-", |s| udp::UdpScheme::parse(s).map(SchemeKind::Udp)),
         ("ref-", |s| reference::RefScheme::parse(s).map(SchemeKind::Ref)),
         ("rx-", |s| receiver::ReceiverScheme::parse(s).map(SchemeKind::Rx)),
+        ("nginx-", |s| unmodified::NginxScheme::parse(s).map(SchemeKind::Nginx)),
     ];
 
     /// The variant's behaviours.
@@ -258,6 +266,7 @@ impl SchemeKind {
             SchemeKind::Udp(k) => k,
             SchemeKind::Ref(k) => k,
             SchemeKind::Rx(k) => k,
+            SchemeKind::Nginx(k) => k,
         }
     }
 }
@@ -352,6 +361,14 @@ mod tests {
         assert_eq!(columns("alcc-copa"), (Family::Alcc, "copa".into(), "cubic".into(), RunMode::Kernel));
         assert_eq!(columns("udp-sprout"), (Family::Udp, "sprout".into(), String::new(), RunMode::Udp));
         assert_eq!(columns("ref-sprout"), (Family::Ref, "sprout".into(), String::new(), RunMode::Udp));
+        assert_eq!(
+            columns("nginx-tcp-cubic"),
+            (Family::Unmodified, "none".into(), "cubic".into(), RunMode::Kernel)
+        );
+        assert_eq!(
+            columns("nginx-shim-copa"),
+            (Family::Unmodified, "copa".into(), "cubic".into(), RunMode::Kernel)
+        );
     }
 
     #[test]

@@ -1,0 +1,313 @@
+//! `nginx-tcp-KERNELCC` and `nginx-shim-CC[@UNDERLAY]`: Debian's nginx binary, unmodified, serving
+//! one large file with `sendfile on` and 2 worker processes, fetched by `curl` (issue 12).
+//!
+//! - `nginx-tcp-cubic` is plain nginx: no alcc code anywhere, the kernel's congestion control set
+//!   on every route of the server's namespace (`ip route change ROUTE congctl cubic`; accepted
+//!   connections take it from the route). The namespace's default (`net.ipv4.
+//!   tcp_congestion_control`) cannot be used: it is inherited from the host (BBR on the project's
+//!   machine), and a namespace may set it only to a controller of
+//!   `net.ipv4.tcp_allowed_congestion_control`, which CUBIC is not there. The baseline.
+//! - `nginx-shim-copa` is the same nginx started with `LD_PRELOAD=libalcc_preload.so ALCC_CC=copa
+//!   ALCC_UNDERLAY=cubic` (crates/alcc-preload, docs/unmodified-programs.md): alcc's controller
+//!   decides what enters each accepted socket. Its counterpart is `alcc-copa` (`alcc serve`, the
+//!   same controller written against the API): the shim should cost nothing in fidelity.
+//!
+//! The nginx configuration is written into the run directory by the server command itself
+//! (`RUN/nginx/nginx.conf`, with its pid file, error log and temporary paths beside it), so every
+//! run's directory shows exactly what ran. The file served is a sparse file of the offered size
+//! (`RUN/www/download.bin`, no disk blocks; removed when nginx has stopped). nginx runs under
+//! `alcc rusage` (the `cpu_s` column: master and both workers, which the master reaps) and
+//! `timeout -s TERM`, which stops it (nginx's fast shutdown) when the server's time is up.
+
+use std::path::{Path, PathBuf};
+
+use super::plain_tcp::KERNEL_CCS;
+use super::{is_cc_spec, is_word, unknown_cc_warning, Client, Family, Kind, Need, RunContext, RunMode};
+use crate::experiment::runner::shell_quote;
+
+/// The underlay when a shim scheme names none (as `alcc-CC`).
+pub const DEFAULT_UNDERLAY: &str = super::alcc::DEFAULT_UNDERLAY;
+
+/// The shim's file name, beside the `alcc` binary (`make build`).
+pub const SHIM_LIBRARY: &str = "libalcc_preload.so";
+
+/// How many seconds the engine may spend at a worker's exit flushing what is still queued
+/// (`ALCC_EXIT_LINGER`): the server stops after the client left, so nothing is waiting.
+const EXIT_LINGER_S: u32 = 1;
+
+/// Who decides how fast nginx's bytes enter its sockets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Governor {
+    /// No one but the kernel: its congestion control (one of [`KERNEL_CCS`]).
+    Kernel(String),
+    /// alcc's controller `cc` through the preload shim, above kernel congestion control
+    /// `underlay`.
+    Shim {
+        /// The controller spec (`ALCC_CC`).
+        cc: String,
+        /// The kernel congestion control under it (`ALCC_UNDERLAY`).
+        underlay: String,
+    },
+}
+
+/// nginx, unmodified, plain or under the shim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NginxScheme {
+    /// Plain or under the shim.
+    pub governor: Governor,
+}
+
+impl NginxScheme {
+    /// Parses the text after `nginx-`: `tcp-KERNELCC` or `shim-CC[@UNDERLAY]`.
+    pub fn parse(rest: &str) -> Result<NginxScheme, String> {
+        let forms =
+            "nginx-tcp-KERNELCC (plain nginx) or nginx-shim-CC[@UNDERLAY] (nginx under libalcc_preload.so)";
+        if let Some(kernel) = rest.strip_prefix("tcp-") {
+            if !KERNEL_CCS.contains(&kernel) {
+                return Err(format!("plain nginx schemes are nginx-tcp-{}", KERNEL_CCS.join("|nginx-tcp-")));
+            }
+            return Ok(NginxScheme { governor: Governor::Kernel(kernel.to_string()) });
+        }
+        let Some(shim) = rest.strip_prefix("shim-") else {
+            return Err(format!("expected {forms}"));
+        };
+        let (cc, underlay) = shim.rsplit_once('@').unwrap_or((shim, DEFAULT_UNDERLAY));
+        if !is_cc_spec(cc) || cc.eq_ignore_ascii_case("none") {
+            return Err(format!("`{cc}` is not a controller spec (like copa or copa:delta=0.5)"));
+        }
+        if !is_word(underlay) {
+            return Err(format!("`{underlay}` is not a kernel congestion control name (cubic, reno, bbr)"));
+        }
+        if alcc_cc::registry::entry(cc).is_ok_and(|e| e.needs_receiver()) {
+            return Err(format!(
+                "`{cc}` keeps a model at the receiver (framed mode); the shim governs kernel-mode \
+                 connections to unmodified clients only"
+            ));
+        }
+        Ok(NginxScheme { governor: Governor::Shim { cc: cc.to_string(), underlay: underlay.to_string() } })
+    }
+
+    /// The shim library used by runs of the `alcc` binary `alcc`: the file beside it.
+    pub fn shim_library(alcc: &Path) -> PathBuf {
+        alcc.parent().unwrap_or(Path::new(".")).join(SHIM_LIBRARY)
+    }
+}
+
+/// nginx's configuration for one run: 2 workers, sendfile, keep-alive, `GET /` answered with
+/// `www/download.bin`; every path inside the run directory `dir`.
+pub fn nginx_conf(dir: &Path, port: u16) -> String {
+    let q = |rel: &str| format!("\"{}\"", dir.join(rel).display());
+    let temp = q("nginx/tmp");
+    format!(
+        "worker_processes 2;\n\
+         daemon off;\n\
+         master_process on;\n\
+         user root;\n\
+         pid {pid};\n\
+         error_log {log} notice;\n\
+         events {{ worker_connections 256; }}\n\
+         http {{\n\
+         \x20 access_log off;\n\
+         \x20 sendfile on;\n\
+         \x20 keepalive_timeout 30;\n\
+         \x20 client_body_temp_path {temp};\n\
+         \x20 proxy_temp_path {temp};\n\
+         \x20 fastcgi_temp_path {temp};\n\
+         \x20 uwsgi_temp_path {temp};\n\
+         \x20 scgi_temp_path {temp};\n\
+         \x20 server {{\n\
+         \x20   listen {port};\n\
+         \x20   root {www};\n\
+         \x20   location = / {{ try_files /download.bin =404; }}\n\
+         \x20 }}\n\
+         }}\n",
+        pid = q("nginx/nginx.pid"),
+        log = q("nginx/error.log"),
+        www = q("www"),
+    )
+}
+
+impl Kind for NginxScheme {
+    fn family(&self) -> Family {
+        Family::Unmodified
+    }
+
+    fn cc(&self) -> &str {
+        match &self.governor {
+            Governor::Kernel(_) => "none",
+            Governor::Shim { cc, .. } => cc,
+        }
+    }
+
+    fn underlay(&self) -> &str {
+        match &self.governor {
+            Governor::Kernel(k) => k,
+            Governor::Shim { underlay, .. } => underlay,
+        }
+    }
+
+    fn mode(&self) -> RunMode {
+        RunMode::Kernel
+    }
+
+    fn label(&self) -> String {
+        match &self.governor {
+            Governor::Kernel(k) => format!("Debian's nginx, unmodified, plain kernel TCP ({k}), sendfile"),
+            Governor::Shim { cc, underlay } => format!(
+                "Debian's nginx, unmodified, under libalcc_preload.so: alcc's {cc} above kernel {underlay}, sendfile"
+            ),
+        }
+    }
+
+    fn server(&self, run: &RunContext) -> String {
+        let conf = run.dir.join("nginx/nginx.conf");
+        let file = run.dir.join("www/download.bin");
+        let setup = format!(
+            "mkdir -p {tmp} {www} && truncate -s {bytes} {file} && printf '%s' {text} > {conf_q}",
+            tmp = run.quoted(&run.dir.join("nginx/tmp")),
+            www = run.quoted(&run.dir.join("www")),
+            bytes = run.offer_bytes,
+            file = run.quoted(&file),
+            text = shell_quote(&nginx_conf(run.dir, run.port)),
+            conf_q = run.quoted(&conf),
+        );
+        let (prepare, env) = match &self.governor {
+            Governor::Kernel(k) => {
+                // Every route of the server's namespace carries the congestion control
+                // (`congctl`): the namespace's default cannot be set to one outside
+                // net.ipv4.tcp_allowed_congestion_control (EPERM), a route's can.
+                let each = format!("while read -r r; do ip route change $r congctl {k} || exit 1; done");
+                (format!(" && ip route show | {{ {each}; }}"), String::new())
+            }
+            Governor::Shim { cc, underlay } => (
+                String::new(),
+                format!(
+                    "env LD_PRELOAD={} ALCC_CC={} ALCC_UNDERLAY={} ALCC_EXIT_LINGER={EXIT_LINGER_S} ALCC_LOG={} ",
+                    run.quoted(&NginxScheme::shim_library(run.alcc)),
+                    shell_quote(cc),
+                    shell_quote(underlay),
+                    run.quoted(&run.dir.join("alcc.log")),
+                ),
+            ),
+        };
+        format!(
+            "{setup}{prepare} && {alcc} rusage --out {rusage} -- timeout -s TERM {seconds} {env}nginx -c {conf_q} \
+             -p {prefix} -e {log}; s=$?; rm -f {file}; exit $s",
+            alcc = run.alcc_q(),
+            rusage = run.quoted(&run.rusage()),
+            seconds = run.server_seconds,
+            conf_q = run.quoted(&conf),
+            prefix = run.quoted(&run.dir.join("nginx")),
+            log = run.quoted(&run.dir.join("nginx/error.log")),
+            file = run.quoted(&file),
+        )
+    }
+
+    fn client(&self, run: &RunContext) -> Client {
+        Client::curl(run)
+    }
+
+    fn needs(&self) -> Vec<Need> {
+        let mut needs = vec![
+            Need::Program {
+                name: "nginx",
+                install: "scripts/setup.sh installs it (apt-get install nginx-light)",
+            },
+            Need::Program { name: "curl", install: "scripts/setup.sh installs it (apt-get install curl)" },
+            Need::Program { name: "timeout", install: "coreutils" },
+            Need::Program { name: "truncate", install: "coreutils" },
+            Need::Program { name: "ip", install: "iproute2" },
+        ];
+        if matches!(self.governor, Governor::Shim { .. }) {
+            // The sweep runs this same binary.
+            if let Ok(alcc) = std::env::current_exe() {
+                needs.push(Need::File {
+                    path: NginxScheme::shim_library(&alcc),
+                    remedy: "the preload shim is not built: run `make build` (or `cargo build --release -p \
+                             alcc-preload`)"
+                        .to_string(),
+                });
+            }
+        }
+        needs
+    }
+
+    fn warning(&self) -> Option<String> {
+        match &self.governor {
+            Governor::Kernel(_) => None,
+            Governor::Shim { cc, .. } => unknown_cc_warning(cc),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> RunContext<'static> {
+        RunContext {
+            alcc: Path::new("/t/release/alcc"),
+            dir: Path::new("/o/d"),
+            duration_s: 20.0,
+            port: 9000,
+            offer_bytes: 100,
+            server_seconds: 22.0,
+        }
+    }
+
+    #[test]
+    fn plain_and_shim_names_cannot_be_mistaken() {
+        let plain = NginxScheme::parse("tcp-cubic").unwrap();
+        assert_eq!(plain.governor, Governor::Kernel("cubic".into()));
+        assert_eq!((plain.cc(), plain.underlay()), ("none", "cubic"));
+        assert!(plain.label().contains("plain kernel TCP (cubic)"), "{}", plain.label());
+        let shim = NginxScheme::parse("shim-verus").unwrap();
+        assert_eq!((shim.cc(), shim.underlay()), ("verus", "cubic"));
+        assert!(shim.label().contains("under libalcc_preload.so: alcc's verus above kernel cubic"));
+        let shim = NginxScheme::parse("shim-copa:delta=0.1@reno").unwrap();
+        assert_eq!((shim.cc(), shim.underlay()), ("copa:delta=0.1", "reno"));
+        for bad in ["copa", "tcp-vegas", "shim-", "shim-none", "shim-copa@", "shim-co pa", "shim-sprout"] {
+            assert!(NginxScheme::parse(bad).is_err(), "{bad}");
+        }
+        assert!(NginxScheme::parse("shim-sprout").unwrap_err().contains("framed mode"));
+        assert!(NginxScheme::parse("shim-nonexistent").unwrap().warning().is_some());
+    }
+
+    #[test]
+    fn the_server_writes_its_config_and_stops_by_itself() {
+        let plain = NginxScheme::parse("tcp-bbr").unwrap().server(&run());
+        assert!(
+            plain.starts_with("mkdir -p /o/d/nginx/tmp /o/d/www && truncate -s 100 /o/d/www/download.bin")
+        );
+        assert!(
+            plain.contains(
+                " && ip route show | { while read -r r; do ip route change $r congctl bbr || exit 1; done; } && "
+            ),
+            "{plain}"
+        );
+        assert!(
+            plain.contains(
+                "/t/release/alcc rusage --out /o/d/rusage.json -- timeout -s TERM 22 nginx -c \
+                 /o/d/nginx/nginx.conf -p /o/d/nginx -e /o/d/nginx/error.log; s=$?; rm -f /o/d/www/download.bin"
+            ),
+            "{plain}"
+        );
+        assert!(!plain.contains("LD_PRELOAD"));
+        let shim = NginxScheme::parse("shim-copa").unwrap().server(&run());
+        assert!(
+            shim.contains(
+                "timeout -s TERM 22 env LD_PRELOAD=/t/release/libalcc_preload.so ALCC_CC=copa \
+                 ALCC_UNDERLAY=cubic ALCC_EXIT_LINGER=1 ALCC_LOG=/o/d/alcc.log nginx -c"
+            ),
+            "{shim}"
+        );
+        assert!(!shim.contains("congctl"));
+        let conf = nginx_conf(Path::new("/o/d"), 9000);
+        for line in
+            ["sendfile on;", "worker_processes 2;", "listen 9000;", "root \"/o/d/www\";", "daemon off;"]
+        {
+            assert!(conf.contains(line), "{line}: {conf}");
+        }
+        assert_eq!(NginxScheme::parse("tcp-cubic").unwrap().client(&run()).deadline_status, 28);
+    }
+}
