@@ -47,6 +47,9 @@ command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 # An unmodified event-loop server under libalcc_preload.so (crates/alcc-preload/tests): nginx.
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx-light)
+# The FTP server of the paper's experiments (vsftpd) and wget as a client, under the shim too.
+command -v vsftpd >/dev/null 2>&1 || [ -x /usr/sbin/vsftpd ] || need_apt+=(vsftpd)
+command -v wget >/dev/null 2>&1 || need_apt+=(wget)
 if [ ${#need_apt[@]} -gt 0 ] || [ ${#need_refs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${need_apt[*]} ${need_refs[*]}; run as root or install them" >&2

@@ -103,6 +103,32 @@ pub struct Config {
     pub log: LogTarget,
     /// The receive window of the connections the program opens (`kernel`: left alone).
     pub receive_window: ReceiveWindow,
+    /// When a forked child starts the engine's thread.
+    pub fork: ForkStart,
+}
+
+/// When a forked child starts the engine's thread (`ALCC_FORK`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForkStart {
+    /// At its first governed connection (`lazy`, the default).
+    Lazy,
+    /// At once, in fork's child handler (`start`): for servers whose children may not make
+    /// threads later (vsftpd sets RLIMIT_NPROC to 0 in its session processes).
+    AtFork,
+}
+
+impl ForkStart {
+    /// Parses `ALCC_FORK`: unset, empty or `lazy`, or `start`.
+    pub fn parse(value: Option<&str>) -> Result<ForkStart, ConfigError> {
+        match value.map(str::trim) {
+            None | Some("") | Some("lazy") => Ok(ForkStart::Lazy),
+            Some("start") => Ok(ForkStart::AtFork),
+            Some(other) => Err(ConfigError {
+                variable: "ALCC_FORK",
+                message: format!("`{other}`: expected `lazy` (the default) or `start`"),
+            }),
+        }
+    }
 }
 
 impl Config {
@@ -110,6 +136,7 @@ impl Config {
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         let receive_window = crate::receiving::parse(var("ALCC_RECEIVER").as_deref())?;
         let log = LogTarget::parse(var("ALCC_LOG").as_deref());
+        let fork = ForkStart::parse(var("ALCC_FORK").as_deref())?;
         let Some(cc) = var("ALCC_CC").filter(|s| !s.trim().is_empty()) else {
             if receive_window == ReceiveWindow::Kernel {
                 return Err(ConfigError {
@@ -129,7 +156,7 @@ impl Config {
                     });
                 }
             }
-            return Ok(Config { options: Options::default(), ports: Ports::None, log, receive_window });
+            return Ok(Config { options: Options::default(), ports: Ports::None, log, receive_window, fork });
         };
         let cc = cc.trim().to_string();
         let mode = match var("ALCC_MODE").as_deref().map(str::trim) {
@@ -157,7 +184,7 @@ impl Config {
                 })?;
         }
         let ports = Ports::parse(var("ALCC_PORTS").as_deref())?;
-        Ok(Config { options, ports, log, receive_window })
+        Ok(Config { options, ports, log, receive_window, fork })
     }
 
     /// Checks what needs the kernel (the underlay) once, at start.
@@ -222,5 +249,13 @@ mod tests {
         let c = config(&[("ALCC_CC", "copa"), ("ALCC_QUEUE", "65536"), ("ALCC_UNDERLAY", "cubic")]).unwrap();
         assert_eq!(c.options.queue_capacity, 65536);
         assert_eq!(c.options.underlay, "cubic");
+    }
+
+    #[test]
+    fn fork_start_is_lazy_or_start() {
+        assert_eq!(config(&[("ALCC_CC", "copa")]).unwrap().fork, ForkStart::Lazy);
+        assert_eq!(config(&[("ALCC_CC", "copa"), ("ALCC_FORK", "start")]).unwrap().fork, ForkStart::AtFork);
+        let e = config(&[("ALCC_CC", "copa"), ("ALCC_FORK", "eager")]).unwrap_err();
+        assert!(e.variable == "ALCC_FORK" && e.message.contains("`eager`"), "{e}");
     }
 }

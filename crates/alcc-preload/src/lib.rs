@@ -54,12 +54,12 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use alcc::{errno_of, AlccStream};
 
-use crate::config::{Config, ConfigError, LogTarget};
+use crate::config::{Config, ConfigError, ForkStart, LogTarget};
 
 /// An errno value.
 pub type Errno = libc::c_int;
@@ -70,6 +70,10 @@ const MAX_FD: usize = 1 << 16;
 
 /// The bits of governed descriptors.
 static MARKS: [AtomicU64; MAX_FD / 64] = [const { AtomicU64::new(0) }; MAX_FD / 64];
+
+/// The last process that governed a connection (its pid): a closed connection leaves the
+/// table at once while the engine may still flush it, which `_exit` must wait for.
+static SERVED_HERE: AtomicU32 = AtomicU32::new(0);
 
 /// The shim's state, set up by the constructor.
 static STATE: OnceLock<State> = OnceLock::new();
@@ -129,6 +133,7 @@ pub fn init() -> Result<(), ConfigError> {
             config.receive_window
         ),
     };
+    let fork = config.fork;
     let _ = STATE.set(State {
         config,
         table: Mutex::new(HashMap::new()),
@@ -136,7 +141,19 @@ pub fn init() -> Result<(), ConfigError> {
         too_high_logged: AtomicBool::new(false),
     });
     log_line(&start);
+    if fork == ForkStart::AtFork {
+        sys::start_engine_in_forked_children()
+            .map_err(|e| ConfigError { variable: "ALCC_FORK", message: format!("pthread_atfork: {e}") })?;
+    }
     Ok(())
+}
+
+/// Fork's child handler under `ALCC_FORK=start`: starts this process's engine thread now,
+/// before the program can forbid new threads (vsftpd's RLIMIT_NPROC = 0).
+pub fn start_engine_after_fork() {
+    if let Err(e) = alcc::driver_stats() {
+        log_line(&format!("fork: could NOT start the engine's thread in the child: {e}"));
+    }
 }
 
 fn state() -> Option<&'static State> {
@@ -196,6 +213,20 @@ fn log_flow(what: &str, g: &Governed) {
 /// Called after the real accept/accept4 returned the connection `fd`: governs it if the
 /// configuration covers its local port.
 pub fn after_accept(fd: RawFd) {
+    govern(fd, "accept");
+}
+
+/// Called for each descriptor recvmsg brought (SCM_RIGHTS): a connected TCP socket on a
+/// covered port is governed as an accepted one (a listening socket or anything else is not).
+pub fn after_receive(fd: RawFd) {
+    if sys::has_peer(fd) {
+        govern(fd, "received");
+    }
+}
+
+/// Governs the connection `fd` if the configuration covers its local port; `how` it came
+/// (`accept`, `received`) names the log line.
+fn govern(fd: RawFd, how: &str) {
     let Some(st) = state() else { return };
     let Some(port) = sys::local_tcp_port(fd) else { return };
     if !st.config.ports.covers(port) {
@@ -222,9 +253,10 @@ pub fn after_accept(fd: RawFd) {
             });
             lock(&st.table).insert(fd, g);
             mark(fd, true);
-            log_line(&format!("accept fd={fd} port={port} cc={}", st.config.options.cc));
+            SERVED_HERE.store(std::process::id(), Ordering::Relaxed);
+            log_line(&format!("{how} fd={fd} port={port} cc={}", st.config.options.cc));
         }
-        Err(e) => log_line(&format!("accept fd={fd}: could NOT govern the connection: {e}")),
+        Err(e) => log_line(&format!("{how} fd={fd}: could NOT govern the connection: {e}")),
     }
 }
 
@@ -352,6 +384,19 @@ pub fn forget(fd: RawFd) -> bool {
         log_flow("close", &g);
     }
     true
+}
+
+/// Before `_exit`: the engine's exit flush ([`alcc::flush_at_exit`] with `ALCC_EXIT_LINGER`),
+/// which exit(3) runs through its atexit hook and `_exit` skips, when this process serves any
+/// governed connection. A process without one (a forked child that never accepted) ends at
+/// once.
+pub fn before_exit() {
+    if state().is_some() && SERVED_HERE.load(Ordering::Relaxed) == std::process::id() {
+        let left = alcc::flush_at_exit(alcc::exit::exit_linger());
+        if left > 0 {
+            log_line(&format!("_exit: {left} connection(s) still held queued bytes after ALCC_EXIT_LINGER"));
+        }
+    }
 }
 
 /// shutdown(2) on a governed descriptor: SHUT_WR and SHUT_RDWR queue the FIN behind the

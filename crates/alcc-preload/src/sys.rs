@@ -42,6 +42,7 @@ type SelectFn = unsafe extern "C" fn(
     *mut libc::fd_set,
     *mut libc::timeval,
 ) -> c_int;
+type ExitFn = unsafe extern "C" fn(c_int) -> !;
 type PselectFn = unsafe extern "C" fn(
     c_int,
     *mut libc::fd_set,
@@ -81,6 +82,8 @@ struct Real {
     ppoll: PpollFn,
     select: SelectFn,
     pselect: PselectFn,
+    exit: ExitFn,
+    exit_c99: ExitFn,
 }
 
 static REAL: OnceLock<Real> = OnceLock::new();
@@ -131,6 +134,8 @@ fn real() -> &'static Real {
         ppoll: real_fn!(c"ppoll", PpollFn),
         select: real_fn!(c"select", SelectFn),
         pselect: real_fn!(c"pselect", PselectFn),
+        exit: real_fn!(c"_exit", ExitFn),
+        exit_c99: real_fn!(c"_Exit", ExitFn),
     })
 }
 
@@ -204,6 +209,54 @@ extern "C" fn on_load() {
 static ON_LOAD: extern "C" fn() = on_load;
 
 // ---- Plain system calls for the crate root ----
+
+/// Registers [`child_after_fork`] as fork's child handler (`ALCC_FORK=start`).
+pub fn start_engine_in_forked_children() -> io::Result<()> {
+    // SAFETY: registering a plain extern "C" function as fork's child handler.
+    let r = unsafe { libc::pthread_atfork(None, None, Some(child_after_fork)) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(r))
+    }
+}
+
+/// Fork's child handler: no panic leaves it.
+extern "C" fn child_after_fork() {
+    let _ = std::panic::catch_unwind(crate::start_engine_after_fork);
+}
+
+/// Whether `fd` is a connected socket (it has a peer): a listening socket does not.
+pub fn has_peer(fd: RawFd) -> bool {
+    // SAFETY: sockaddr_storage is plain data; all zeroes is a valid value.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as socklen_t;
+    // SAFETY: getpeername writes at most `len` bytes into `ss`.
+    unsafe { libc::getpeername(fd, (&mut ss as *mut libc::sockaddr_storage).cast(), &mut len) == 0 }
+}
+
+/// The descriptors an SCM_RIGHTS message in `msg`'s control data brought.
+///
+/// # Safety
+/// `msg` is a msghdr that recvmsg(2) just filled.
+unsafe fn received_fds(msg: &libc::msghdr) -> Vec<RawFd> {
+    let mut fds = Vec::new();
+    // SAFETY: walking the control buffer recvmsg filled, with the kernel's own macros.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                let data = libc::CMSG_DATA(c).cast::<c_int>();
+                let bytes = (*c).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                for i in 0..bytes / std::mem::size_of::<c_int>() {
+                    fds.push(data.add(i).read_unaligned());
+                }
+            }
+            c = libc::CMSG_NXTHDR(msg, c);
+        }
+    }
+    fds
+}
 
 /// The local TCP port of `fd` if it is an IPv4/IPv6 stream socket.
 pub fn local_tcp_port(fd: RawFd) -> Option<u16> {
@@ -344,6 +397,27 @@ pub unsafe extern "C" fn accept4(fd: c_int, addr: *mut sockaddr, len: *mut sockl
         crate::after_accept(c);
     }
     c
+}
+
+/// After recvmsg(2) returned `n` into `msg` (the one interposed recvmsg is in
+/// [`receiving`]): a connection another process accepted and passed over a Unix socket
+/// (SCM_RIGHTS; vsftpd's privileged process hands each passive data connection to its session
+/// process this way) is governed here as if this process had accepted it.
+///
+/// # Safety
+/// `msg` is the caller's msghdr that recvmsg just filled when `n >= 0`.
+pub(crate) unsafe fn after_recvmsg(n: ssize_t, msg: *const libc::msghdr) {
+    if n < 0 || msg.is_null() {
+        return;
+    }
+    // SAFETY: recvmsg succeeded, so `msg` is a filled msghdr.
+    let msg = unsafe { &*msg };
+    if msg.msg_controllen > 0 && !msg.msg_control.is_null() {
+        // SAFETY: as above.
+        for received in unsafe { received_fds(msg) } {
+            crate::after_receive(received);
+        }
+    }
 }
 
 /// write(2): a governed descriptor's bytes go into its flow's queue.
@@ -500,6 +574,25 @@ pub extern "C" fn close(fd: c_int) -> c_int {
     crate::forget(fd);
     // SAFETY: closing the caller's descriptor, as it asked.
     unsafe { (real().close)(fd) }
+}
+
+/// _exit(2): ends the process without exit(3)'s atexit hooks (forked children do, Python's
+/// `os._exit`, vsftpd): the engine's exit flush runs first, as at exit(3), then the real one.
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn _exit(status: c_int) -> ! {
+    crate::before_exit();
+    // SAFETY: ending the process as the caller asked.
+    unsafe { (real().exit)(status) }
+}
+
+/// _Exit(2), C99's name of [`_exit`]: the same.
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn _Exit(status: c_int) -> ! {
+    crate::before_exit();
+    // SAFETY: ending the process as the caller asked.
+    unsafe { (real().exit_c99)(status) }
 }
 
 /// shutdown(2): SHUT_WR on a governed descriptor queues the FIN behind the queued bytes.

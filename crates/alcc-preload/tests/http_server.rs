@@ -4,90 +4,17 @@
 //! shim's log shows the flow's figures. Also: a configuration that does not parse stops the
 //! program before `main`, and a port outside ALCC_PORTS is left alone.
 
-use std::net::{TcpListener, TcpStream};
+mod common;
+
+use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{library, Scratch};
-
-/// Debian's interpreter (a pyenv shim would exec several programs under the library).
-fn python() -> &'static str {
-    if Path::new("/usr/bin/python3").exists() {
-        "/usr/bin/python3"
-    } else {
-        "python3"
-    }
-}
-
-/// A server process killed when dropped (also when the test fails).
-struct Server(Child);
-
-impl Drop for Server {
-    /// SIGTERM first, so that a master process (nginx) takes its workers down with it;
-    /// SIGKILL if it is still there after 5 s.
-    fn drop(&mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(5) {
-            if matches!(self.0.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// `python3 -m http.server` on `port` serving `dir` under the library with `env`.
-fn start_server(dir: &Path, port: u16, env: &[(&str, &str)]) -> Server {
-    let mut cmd = Command::new(python());
-    cmd.args(["-m", "http.server", &port.to_string(), "--bind", "127.0.0.1", "--directory"])
-        .arg(dir)
-        .env("LD_PRELOAD", library())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let server = Server(cmd.spawn().expect("python3 runs (scripts/setup.sh installs it)"));
-    let t0 = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "http.server did not listen on {port} within 20 s");
-        thread::sleep(Duration::from_millis(50));
-    }
-    server
-}
-
-/// Downloads `url` into `out` with curl; returns how long it took.
-fn curl(url: &str, out: &Path) -> Duration {
-    let t0 = Instant::now();
-    let status = Command::new("curl")
-        .args(["-sS", "--max-time", "60", "-o"])
-        .arg(out)
-        .arg(url)
-        .status()
-        .expect("curl runs (scripts/setup.sh installs it)");
-    assert!(status.success(), "curl {url}: {status}");
-    t0.elapsed()
-}
-
-fn pattern_file(path: &Path, len: usize) -> Vec<u8> {
-    let data: Vec<u8> = (0..len).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
-    std::fs::write(path, &data).unwrap();
-    data
-}
-
-fn open_descriptors(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
-}
+use common::{
+    curl, free_port, library, open_descriptors, pattern_file, python, start_server, Scratch, Server,
+};
 
 /// python3 and curl (scripts/setup.sh installs curl; python3 is part of Debian's base).
 fn programs() -> Option<alcc_testenv::Env> {

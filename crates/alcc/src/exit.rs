@@ -109,8 +109,9 @@ pub fn flush_at_exit(linger: Duration) -> usize {
 }
 
 /// The linger `ALCC_EXIT_LINGER` asks for (seconds), [`DEFAULT_EXIT_LINGER`] if unset; an
-/// unusable value is reported and the default used.
-fn exit_linger() -> Duration {
+/// unusable value is reported and the default used. For a caller of [`flush_at_exit`] that
+/// ends the process another way than exit(3) (the preload shim's `_exit`).
+pub fn exit_linger() -> Duration {
     let Ok(v) = std::env::var("ALCC_EXIT_LINGER") else { return DEFAULT_EXIT_LINGER };
     match v.trim().parse::<f64>().ok().and_then(|s| Duration::try_from_secs_f64(s).ok()) {
         Some(d) => d,

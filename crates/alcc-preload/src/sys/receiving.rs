@@ -148,7 +148,8 @@ pub unsafe extern "C" fn recvfrom(
     after_read(fd, unsafe { (real().recvfrom)(fd, buf, len, flags, addr, addr_len) })
 }
 
-/// recvmsg(2).
+/// recvmsg(2); descriptors it brings (SCM_RIGHTS) may be connections to govern
+/// ([`super::after_recvmsg`]).
 ///
 /// # Safety
 /// As recvmsg(2).
@@ -156,7 +157,10 @@ pub unsafe extern "C" fn recvfrom(
 #[no_mangle]
 pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut msghdr, flags: c_int) -> ssize_t {
     // SAFETY: the caller's arguments, as recvmsg(2) takes them.
-    after_read(fd, unsafe { (real().recvmsg)(fd, msg, flags) })
+    let n = unsafe { (real().recvmsg)(fd, msg, flags) };
+    // SAFETY: `msg` is the caller's msghdr, filled when n >= 0.
+    unsafe { super::after_recvmsg(n, msg) };
+    after_read(fd, n)
 }
 
 /// readv(2).

@@ -1,9 +1,14 @@
-//! What the shim's integration tests share: the library built with the test's profile and
-//! a scratch directory.
+//! Helpers of the shim's tests: the library built with the test's profile, scratch
+//! directories and server processes that clean up after themselves, free ports, test files.
 
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
+use std::thread;
+use std::time::{Duration, Instant};
 
 /// The library, built now with the test's own profile (`cargo test` builds a cdylib-only
 /// crate's test harness, not the library itself): target/<profile>/libalcc_preload.so.
@@ -34,6 +39,15 @@ fn build_library() -> Result<PathBuf, String> {
     Ok(lib)
 }
 
+/// Debian's interpreter (a pyenv shim would exec several programs under the library).
+pub fn python() -> &'static str {
+    if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
 /// A scratch directory removed when dropped.
 pub struct Scratch(pub PathBuf);
 
@@ -50,4 +64,71 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// A server process killed when dropped (also when the test fails).
+pub struct Server(pub Child);
+
+impl Drop for Server {
+    /// SIGTERM first, so that a master process (nginx) takes its workers down with it;
+    /// SIGKILL if it is still there after 5 s.
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(5) {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `python3 -m http.server` on `port` serving `dir` under the library with `env`.
+pub fn start_server(dir: &Path, port: u16, env: &[(&str, &str)]) -> Server {
+    let mut cmd = Command::new(python());
+    cmd.args(["-m", "http.server", &port.to_string(), "--bind", "127.0.0.1", "--directory"])
+        .arg(dir)
+        .env("LD_PRELOAD", library())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let server = Server(cmd.spawn().expect("python3 runs (scripts/setup.sh installs it)"));
+    let t0 = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "http.server did not listen on {port} within 20 s");
+        thread::sleep(Duration::from_millis(50));
+    }
+    server
+}
+
+/// Downloads `url` into `out` with curl; returns how long it took.
+pub fn curl(url: &str, out: &Path) -> Duration {
+    let t0 = Instant::now();
+    let status = Command::new("curl")
+        .args(["-sS", "--max-time", "60", "-o"])
+        .arg(out)
+        .arg(url)
+        .status()
+        .expect("curl runs (scripts/setup.sh installs it)");
+    assert!(status.success(), "curl {url}: {status}");
+    t0.elapsed()
+}
+
+pub fn pattern_file(path: &Path, len: usize) -> Vec<u8> {
+    let data: Vec<u8> = (0..len).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    std::fs::write(path, &data).unwrap();
+    data
+}
+
+pub fn open_descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
