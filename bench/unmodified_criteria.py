@@ -104,7 +104,8 @@ def main() -> int:
             tput = med(shim, "throughput_mbps") / med(serve, "throughput_mbps")
             p95 = med(shim, "delay_p95_ms") / med(serve, "delay_p95_ms")
             print(
-                f"| {t} | {cc} | {vs_plain:.3f} | ({serve_vs_plain:.3f}) | {verdict(vs_plain <= MAX_P95_VS_PLAIN)} | "
+                f"| {t} | {cc} | {vs_plain:.3f} | ({serve_vs_plain:.3f}) | "
+                f"{verdict(vs_plain <= MAX_P95_VS_PLAIN)} | "
                 f"{tput:.3f} | {verdict(abs(tput - 1) <= THROUGHPUT_TOLERANCE)} | "
                 f"{p95:.3f} | {verdict(abs(p95 - 1) <= P95_TOLERANCE)} |"
             )

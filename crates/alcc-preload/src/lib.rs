@@ -3,10 +3,11 @@
 //! ```text
 //! LD_PRELOAD=target/release/libalcc_preload.so ALCC_CC=copa [ALCC_UNDERLAY=reno]
 //!     [ALCC_PORTS=80,8080] [ALCC_MODE=kernel] [ALCC_QUEUE=bytes] [ALCC_LOG=stderr|FILE]
-//!     program args
+//!     [ALCC_FORK=lazy|start] program args
 //! ```
 //!
-//! Every TCP connection the program accepts (on the listed local ports, or all) is governed:
+//! Every TCP connection the program accepts (on the listed local ports, or all), or receives
+//! from another process over a Unix socket (SCM_RIGHTS, [`after_receive`]), is governed:
 //! the library keeps the program's descriptor a real, connected socket (reads, `getpeername`,
 //! `setsockopt`, polling for input all reach the kernel as before) and hands a `dup` of it to
 //! the alcc engine ([`alcc::AlccStream::from_shared_fd`]). What the program writes
@@ -30,9 +31,11 @@
 //!
 //! Not yet governed (see docs/unmodified-programs.md): a connection inherited across `fork` (writes in the child fail with EIO and
 //! a log line; connections the child accepts itself are governed by the child's own engine
-//! thread), io_uring and raw system calls. At exit the engine's own hook
-//! ([`alcc::flush_at_exit`]) hands every flow's queued bytes to the kernel within
-//! `ALCC_EXIT_LINGER`. Docs: docs/unmodified-programs.md.
+//! thread, which starts at its first governed connection, or at fork with `ALCC_FORK=start`
+//! for programs whose children may not make threads later), io_uring and raw system calls.
+//! At exit the engine's own hook ([`alcc::flush_at_exit`]) hands every flow's queued bytes to
+//! the kernel within `ALCC_EXIT_LINGER`; `_exit`, which skips atexit hooks, runs it too
+//! ([`before_exit`]). Docs: docs/unmodified-programs.md.
 //!
 //! Client side: `ALCC_RECEIVER=drwa[:spec]` (or `static:rcvbuf=N`) governs the advertised
 //! receive window of the TCP connections the program opens (an unmodified curl, wget or

@@ -93,8 +93,7 @@ fn vsftpd_serves_curl_ftp_governed_and_byte_identical() {
     assert!(got == data, "{} of {} bytes, not byte-identical", got.len(), data.len());
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(
-        text.contains(&format!(" received fd="))
-            && text.contains(&format!("port={data_port} cc=fixed:rate=16")),
+        text.contains(" received fd=") && text.contains(&format!("port={data_port} cc=fixed:rate=16")),
         "the session process did not govern the data connection: {text}"
     );
     assert!(!text.contains("could NOT"), "{text}");
