@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test` after lint: every Rust test (release), the report's tests, the Java library's, and
-# the paper's experiment in its --quick form. Whatever happens, it ends with one line listing
+# the uplink sweep and the paper's experiment in their --quick forms. Whatever happens, it ends with one line listing
 # the tests that skipped and why (or "skipped: none"): every skip goes to $ALCC_SKIP_LOG
 # (crates/alcc-testenv, python/tests/skip_policy.py, scripts/skip.sh). Under CI=true (.ci/run)
 # a skip is a failure instead.
@@ -15,4 +15,5 @@ ulimit -n "$(ulimit -Hn)"
 ${CARGO:-cargo} test --workspace --release
 .venv/bin/python -m pytest -q python/tests
 (cd java && ${MVN:-mvn -B -q} verify)
+./scripts/test-uplink-quick.sh
 ./scripts/test-paper-quick.sh

@@ -51,7 +51,7 @@ METRIC_COLUMNS = RESULT_COLUMNS[RESULT_COLUMNS.index("duration_s") : RESULT_COLU
 
 #: Columns newer harnesses write that the report reads when present, with the value it uses for
 #: results written before them.
-OPTIONAL_COLUMNS = {"label": "", "load_avg": math.nan}
+OPTIONAL_COLUMNS = {"label": "", "load_avg": math.nan, "direction": "down"}
 
 #: The columns of a run's ``series.csv`` (500 ms bins; an empty delay cell = no packet).
 SERIES_COLUMNS = [
@@ -173,7 +173,19 @@ def load_results(path: Path) -> pd.DataFrame:
     for column, default in OPTIONAL_COLUMNS.items():
         if column not in frame.columns:
             frame[column] = default
-    for column in ("trace", "scheme", "family", "cc", "underlay", "mode", "status", "error", "dir", "label"):
+    for column in (
+        "trace",
+        "scheme",
+        "family",
+        "cc",
+        "underlay",
+        "mode",
+        "status",
+        "error",
+        "dir",
+        "label",
+        "direction",
+    ):
         frame[column] = frame[column].astype(str).str.strip()
     return frame
 

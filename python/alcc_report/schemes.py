@@ -51,6 +51,12 @@ FAMILIES: dict[str, Family] = {
             "Debian's nginx, unmodified: nginx-tcp-X plain, nginx-shim-X under libalcc_preload.so "
             "with alcc's controller X",
         ),
+        Family(
+            "java",
+            "java-",
+            "the Java library's sender (alcc-upload.jar, as a phone app sends) with the named "
+            "controller, framed mode",
+        ),
     )
 }
 

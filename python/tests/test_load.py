@@ -127,7 +127,9 @@ def test_extra_columns_at_the_end_are_kept(tmp_path):
     lines = [lines[0] + ",wall_s,max_rss_kb", lines[1] + ",11.5,5120"]
     (tmp_path / "results.csv").write_text("\n".join(lines) + "\n")
     runs = load_experiment(tmp_path).runs
-    assert list(runs.columns[-4:]) == ["wall_s", "max_rss_kb", "label", "load_avg"]
+    assert list(runs.columns[-5:]) == ["wall_s", "max_rss_kb", "label", "load_avg", "direction"]
+    # Results written before the direction column were downloads.
+    assert runs["direction"].iloc[0] == "down"
     assert runs["throughput_mbps"].iloc[0] == 8.0 and runs["wall_s"].iloc[0] == "11.5"
     # load_avg, when written, is a number.
     lines = [lines[0] + ",label,load_avg", lines[1] + ",x,3.25"]

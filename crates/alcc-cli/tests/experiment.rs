@@ -377,3 +377,84 @@ fn sigint_stops_cleanly_and_the_rerun_resumes() {
     assert_eq!(rows.len(), 2);
     assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
 }
+
+/// A spec of uploads (`direction = "up"`) over a generated constant 12 Mbit/s trace.
+fn write_upload_spec(dir: &TmpDir, schemes: &[&str], seconds: u32) -> PathBuf {
+    let list: Vec<String> = schemes.iter().map(|s| format!("\"{s}\"")).collect();
+    let text = format!(
+        "name = \"tiny-up\"\nduration_s = {seconds}\nruns = 1\ndelay_ms = 10\nqueue_bytes = 500000\n\
+         direction = \"up\"\nschemes = [{}]\n[[traces]]\nname = \"flat\"\n\
+         generate = {{ kind = \"constant\", rate_mbps = 12, duration_s = 10 }}\n",
+        list.join(", ")
+    );
+    let path = dir.path("tiny-up.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Uploads through the emulator: plain TCP (`curl -T`) and the Rust client (`alcc put` with
+/// MDI) send from the client namespace to `alcc serve --receive`; the uplink is measured. The
+/// Java client's upload runs in scripts/test-uplink-quick.sh, after `mvn verify` built its jar.
+#[test]
+fn uploads_are_measured_on_the_uplink() {
+    alcc_testenv::require!(sweep_needs());
+    let _guard = serial();
+    let dir = TmpDir::new("experiment-upload");
+    let spec = write_upload_spec(&dir, &["tcp-reno", "alcc-mdi@reno"], 4);
+    let out = dir.path("out");
+    let run = sweep(&spec, &out);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    let rows = results(&out);
+    assert_eq!(rows.len(), 2);
+    for (r, (scheme, mode, label)) in rows.iter().zip([
+        ("tcp-reno", "kernel", "plain kernel TCP (reno) upload, curl -T"),
+        ("alcc-mdi@reno", "framed", "alcc put: alcc's mdi above kernel reno (framed mode)"),
+    ]) {
+        assert_eq!(
+            (r["scheme"].as_str(), r["direction"].as_str(), r["mode"].as_str(), r["label"].as_str()),
+            (Some(scheme), Some("up"), Some(mode), Some(label)),
+            "{r}"
+        );
+        let tput = r["throughput_mbps"].as_f64().unwrap();
+        assert!(tput > 3.0 && tput < 12.5, "{scheme}: {tput} Mbit/s over a 12 Mbit/s uplink");
+        let run_dir = out.join(r["dir"].as_str().unwrap());
+        assert!(run_dir.join("uplink.log").is_file() && !run_dir.join("downlink.log").exists(), "{scheme}");
+        let summary = std::fs::read_to_string(run_dir.join("summary.json")).unwrap();
+        assert!(summary.contains("uplink.log"), "{summary}");
+    }
+    // The Rust client is the sender: its telemetry and CPU time.
+    let mdi = &rows[1];
+    assert!(mdi["cpu_s"].as_f64().unwrap() > 0.0, "{mdi}");
+    assert!(out.join(mdi["dir"].as_str().unwrap()).join("telemetry.jsonl").is_file());
+    let log = std::fs::read_to_string(out.join(mdi["dir"].as_str().unwrap()).join("stderr.log")).unwrap();
+    assert!(log.contains("framed, mdi over reno, stopped at --seconds"), "{log}");
+}
+
+#[test]
+fn an_upload_the_machine_cannot_run_is_refused_before_anything_runs() {
+    let dir = TmpDir::new("experiment-upload-refused");
+    // A scheme without an upload: a spec error naming it.
+    let spec = write_upload_spec(&dir, &["tcp-reno", "udp-copa"], 4);
+    let run = sweep(&spec, &dir.path("out"));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(stderr.contains("`udp-copa` cannot upload"), "{stderr}");
+    // The Java uploader's jar missing: named with its remedy.
+    let spec = write_upload_spec(&dir, &["java-mdi@reno"], 4);
+    let run = Command::new(ALCC)
+        .args(["experiment", "run"])
+        .arg(&spec)
+        .arg("--out")
+        .arg(dir.path("out2"))
+        .env("ALCC_JAVA_JAR", dir.path("no-such.jar"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(
+        stderr.contains("no-such.jar is missing (the Java uploader is not built: run `make build`"),
+        "{stderr}"
+    );
+    assert!(!dir.path("out2").join("runs").exists(), "nothing ran");
+}

@@ -1,5 +1,6 @@
-//! The per-run files computed from the downlink log: `summary.json` (as `alcc analyze --json`),
-//! `series.csv` (500 ms bins) and `delays.csv` (one-way delay samples, subsampled).
+//! The per-run files computed from the measured link's log (`downlink.log`, or `uplink.log` of
+//! an upload): `summary.json` (as `alcc analyze --json`), `series.csv` (500 ms bins) and
+//! `delays.csv` (one-way delay samples, subsampled).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -16,9 +17,10 @@ pub const BIN_US: u64 = 500_000;
 /// At most this many rows in `delays.csv`.
 pub const MAX_DELAY_ROWS: usize = 20_000;
 
-/// Reads `dir/downlink.log` and writes summary.json, series.csv and delays.csv beside it.
-pub fn analyze_run(dir: &Path) -> Result<Summary> {
-    let log_path = dir.join("downlink.log");
+/// Reads `dir/LOG` (`downlink.log`, `uplink.log`) and writes summary.json, series.csv and
+/// delays.csv beside it.
+pub fn analyze_run(dir: &Path, log: &str) -> Result<Summary> {
+    let log_path = dir.join(log);
     let log = Log::read_file(&log_path)?;
     let recording = log.to_recording();
     let summary = metrics::summarize(&recording);

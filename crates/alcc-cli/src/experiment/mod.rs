@@ -2,6 +2,7 @@
 //! of files per run and a results table (docs/experiment-format.md).
 //!
 //! - [`spec`]: the TOML experiment definition and its checks.
+//! - [`direction`]: which way the data goes (download or upload) and what the emulator measures.
 //! - [`scheme`]: the kinds of scheme (`tcp-cubic`, `alcc-copa@reno`, `udp-sprout`), one type
 //!   each: its server, its client, its columns, what it needs.
 //! - [`runner`]: one run (one `alcc link` child) and its files.
@@ -12,6 +13,7 @@
 //! - [`merge`]: `alcc experiment merge`, the shards' directories joined into one.
 
 pub mod analysis;
+pub mod direction;
 pub mod merge;
 pub mod runner;
 pub mod scheme;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::analysis;
+use super::direction::Direction;
 use super::scheme::{RunContext, Scheme};
 use super::spec::Spec;
 use super::table::{Row, FAILED, OK};
@@ -28,7 +29,7 @@ pub const CLIENT_START_DELAY_S: f64 = 0.5;
 /// that the client left.
 const SERVER_GRACE_S: f64 = 2.0;
 
-/// A run whose downlink carried fewer packets than this downloaded nothing (at most a
+/// A run whose measured link carried fewer packets than this moved nothing (at most a
 /// handshake: the authors' Copa once sent nothing after its handshake for a whole run) and
 /// fails, so that a resumed sweep runs it again.
 const MIN_DOWNLOAD_PACKETS: u64 = 10;
@@ -68,16 +69,21 @@ impl RunPlan {
         Path::new("runs").join(&self.trace.name).join(&self.scheme.name).join(format!("run-{}", self.run))
     }
 
-    /// A row of this run with no metrics.
-    fn empty_row(&self, status: &str, error: String) -> Row {
+    /// A row of this run in `direction` with no metrics.
+    fn empty_row(&self, direction: Direction, status: &str, error: String) -> Row {
         let kind = self.scheme.kind();
+        // The spec's check refused schemes without this direction.
+        let (mode, label) = match direction.transfer(kind) {
+            Ok(t) => (t.mode().as_str().to_string(), t.label()),
+            Err(why) => (kind.mode().as_str().to_string(), why),
+        };
         Row {
             trace: self.trace.name.clone(),
             scheme: self.scheme.name.clone(),
             family: kind.family().as_str().to_string(),
             cc: kind.cc().to_string(),
             underlay: kind.underlay().to_string(),
-            mode: kind.mode().as_str().to_string(),
+            mode,
             run: self.run,
             status: status.to_string(),
             error,
@@ -94,8 +100,9 @@ impl RunPlan {
             dir: self.rel_dir().display().to_string(),
             wall_s: None,
             max_rss_kb: None,
-            label: kind.label(),
+            label,
             load_avg: None,
+            direction: direction.as_str().to_string(),
         }
     }
 }
@@ -130,8 +137,9 @@ pub struct Commands {
     pub client: String,
 }
 
-/// Builds the command lines of `plan` with its files in `dir`.
-pub fn commands(alcc: &Path, spec: &Spec, plan: &RunPlan, dir: &Path) -> Commands {
+/// Builds the command lines of `plan` with its files in `dir`; an error when its scheme has no
+/// transfer in the spec's direction (the spec's check refuses such schemes).
+pub fn commands(alcc: &Path, spec: &Spec, plan: &RunPlan, dir: &Path) -> Result<Commands, String> {
     let run = RunContext {
         alcc,
         dir,
@@ -140,17 +148,17 @@ pub fn commands(alcc: &Path, spec: &Spec, plan: &RunPlan, dir: &Path) -> Command
         offer_bytes: OFFER_BYTES,
         server_seconds: spec.duration_s + SERVER_GRACE_S,
     };
-    let kind = plan.scheme.kind();
-    let server = kind.server(&run);
-    let download = kind.client(&run);
-    // The client's deadline ends the download: its deadline status means success. Then it
-    // waits (up to 10 s) for the server to exit and write its rusage.
+    let direction = spec.direction;
+    let transfer = direction.transfer(plan.scheme.kind())?;
+    let server = transfer.server(&run);
+    let data = transfer.client(&run);
+    // The client's deadline ends the transfer: its deadline status means success. Then a
+    // download waits for the server to exit and write its rusage.
     let client = format!(
-        "sleep {CLIENT_START_DELAY_S}; {}; s=$?; [ $s -eq {} ] && s=0; i=0; \
-         while [ ! -e {r} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; exit $s",
-        download.command,
-        download.deadline_status,
-        r = run.quoted(&run.rusage())
+        "sleep {CLIENT_START_DELAY_S}; {}; s=$?; [ $s -eq {} ] && s=0; {}exit $s",
+        data.command,
+        data.deadline_status,
+        direction.after_transfer(&run.quoted(&run.rusage()))
     );
     let mut link: Vec<String> = vec![alcc.display().to_string(), "link".into()];
     let mut push = |args: &[&str]| link.extend(args.iter().map(|s| s.to_string()));
@@ -163,13 +171,13 @@ pub fn commands(alcc: &Path, spec: &Spec, plan: &RunPlan, dir: &Path) -> Command
         push(&["--uplink-queue", "droptail", "--uplink-queue-args", &format!("bytes={b}")]);
     }
     if spec.loss > 0.0 {
-        push(&["--downlink-loss", &spec.loss.to_string()]);
+        push(&[&direction.loss_flag(), &spec.loss.to_string()]);
     }
-    let log = dir.join("downlink.log").display().to_string();
+    let log = dir.join(direction.log_name()).display().to_string();
     push(&[
         "--seed",
         &plan.run.to_string(),
-        "--downlink-log",
+        &direction.log_flag(),
         &log,
         "--server",
         &server,
@@ -178,7 +186,7 @@ pub fn commands(alcc: &Path, spec: &Spec, plan: &RunPlan, dir: &Path) -> Command
         "-c",
         &client,
     ]);
-    Commands { link, server, client }
+    Ok(Commands { link, server, client })
 }
 
 /// The last lines of the run's output that say something (the emulator's own summary lines
@@ -249,7 +257,8 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
     if sys::caught().is_some() {
         return Ok(Outcome::Interrupted);
     }
-    let cmds = commands(alcc, spec, plan, &dir);
+    let direction = spec.direction;
+    let cmds = commands(alcc, spec, plan, &dir).map_err(|why| anyhow::anyhow!("{}: {why}", plan.scheme))?;
     let link_line: Vec<String> = cmds.link.iter().map(|a| shell_quote(a)).collect();
     let text = format!("{}\n{}\nsh -c {}\n", link_line.join(" "), cmds.server, shell_quote(&cmds.client));
     std::fs::write(dir.join("commands.txt"), text).context("writing commands.txt")?;
@@ -283,14 +292,16 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
         Wait::Exited(_) => None,
     };
     let mut row = match failure {
-        Some(error) => plan.empty_row(FAILED, error),
-        None => match analysis::analyze_run(&dir) {
-            Err(e) => plan.empty_row(FAILED, format!("analysing downlink.log: {e:#}")),
+        Some(error) => plan.empty_row(direction, FAILED, error),
+        None => match analysis::analyze_run(&dir, &direction.log_name()) {
+            Err(e) => plan.empty_row(direction, FAILED, format!("analysing {}: {e:#}", direction.log_name())),
             Ok(s) if s.packets_departed < MIN_DOWNLOAD_PACKETS => plan.empty_row(
+                direction,
                 FAILED,
                 format!(
-                    "only {} packets crossed the downlink (a handshake at most, no download): {}",
+                    "only {} packets crossed the {} (a handshake at most, no transfer): {}",
                     s.packets_departed,
+                    direction.link(),
                     output_tail(&stderr_path)
                 ),
             ),
@@ -304,7 +315,7 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
                 delay_p95_ms: s.delay_p95_ms,
                 delay_p99_ms: s.delay_p99_ms,
                 delay_mean_ms: s.delay_mean_ms,
-                ..plan.empty_row(OK, String::new())
+                ..plan.empty_row(direction, OK, String::new())
             },
         },
     };
@@ -361,7 +372,7 @@ mod tests {
     fn plain_tcp_is_served_by_the_plain_writer_to_curl() {
         let p = plan("tcp-reno");
         assert_eq!(p.rel_dir(), PathBuf::from("runs/t/tcp-reno/run-2"));
-        let c = commands(Path::new("/bin/alcc"), &spec(), &p, Path::new("/o/d"));
+        let c = commands(Path::new("/bin/alcc"), &spec(), &p, Path::new("/o/d")).unwrap();
         assert_eq!(
             c.server,
             "/bin/alcc serve-plain --port 9000 --underlay reno --bytes 100000000000 --http --count 1 \
@@ -384,7 +395,7 @@ mod tests {
 
     #[test]
     fn sprout_is_framed_and_udp_is_udp_with_alcc_get() {
-        let c = commands(Path::new("/bin/alcc"), &spec(), &plan("alcc-sprout"), Path::new("/d"));
+        let c = commands(Path::new("/bin/alcc"), &spec(), &plan("alcc-sprout"), Path::new("/d")).unwrap();
         assert!(c.server.contains("--cc sprout --underlay cubic --mode framed --bytes"), "{}", c.server);
         assert!(!c.server.contains("--http"));
         assert!(
@@ -393,9 +404,34 @@ mod tests {
             c.client
         );
         assert!(c.client.contains("[ $s -eq 124 ] && s=0"));
-        let c = commands(Path::new("/bin/alcc"), &spec(), &plan("udp-copa"), Path::new("/d"));
+        let c = commands(Path::new("/bin/alcc"), &spec(), &plan("udp-copa"), Path::new("/d")).unwrap();
         assert!(c.server.contains("--cc copa --mode udp"), "{}", c.server);
         assert!(c.client.contains("--mode udp"));
+    }
+
+    #[test]
+    fn an_upload_logs_and_loses_on_the_uplink_and_waits_for_no_server() {
+        let mut up = spec();
+        up.direction = Direction::Up;
+        up.loss = 0.01;
+        let c = commands(Path::new("/bin/alcc"), &up, &plan("alcc-mdi@reno"), Path::new("/d")).unwrap();
+        assert_eq!(c.server, "/bin/alcc serve --receive --port 9000 --count 1 --seconds 22");
+        assert!(
+            c.client.contains("/bin/alcc put \"$ALCC_SERVER:9000\" --cc mdi --underlay reno"),
+            "{}",
+            c.client
+        );
+        assert!(c.client.ends_with("[ $s -eq 0 ] && s=0; exit $s"), "{}", c.client);
+        let link = c.link.join(" ");
+        assert!(link.contains("--uplink-loss 0.01 --seed 2 --uplink-log /d/uplink.log --server"), "{link}");
+        assert!(!link.contains("--downlink-log") && !link.contains("--downlink-loss"), "{link}");
+        let e = commands(Path::new("/bin/alcc"), &up, &plan("udp-copa"), Path::new("/d")).unwrap_err();
+        assert!(e.starts_with("cannot upload"), "{e}");
+        let row = plan("tcp-reno").empty_row(Direction::Up, FAILED, "x".into());
+        assert_eq!(
+            (row.direction.as_str(), row.mode.as_str(), row.label.as_str()),
+            ("up", "kernel", "plain kernel TCP (reno) upload, curl -T")
+        );
     }
 
     #[test]

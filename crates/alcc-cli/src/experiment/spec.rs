@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use super::direction::Direction;
 use super::scheme::{Scheme, SchemeError};
 
 /// A spec that cannot be used, with the field at fault.
@@ -141,9 +142,14 @@ pub struct Spec {
     /// Uplink drop-tail queue, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uplink_queue_bytes: Option<u64>,
-    /// Probability that a downlink packet is lost at random.
+    /// Probability that a packet of the measured direction (the downlink, or the uplink when
+    /// `direction = "up"`) is lost at random.
     #[serde(default)]
     pub loss: f64,
+    /// Which way the data goes: `down` (the server sends; the default) or `up` (the client
+    /// uploads to a receiving server through the uplink trace).
+    #[serde(default, skip_serializing_if = "Direction::is_down")]
+    pub direction: Direction,
     /// The schemes, e.g. `tcp-cubic`, `alcc-copa@reno`, `udp-sprout`.
     pub schemes: Vec<String>,
     /// The links.
@@ -226,7 +232,14 @@ impl Spec {
             return Err(field("schemes", "lists no scheme"));
         }
         for (i, s) in self.schemes.iter().enumerate() {
-            Scheme::parse(s).map_err(|error| SpecError::Scheme { path: label.to_string(), error })?;
+            let scheme =
+                Scheme::parse(s).map_err(|error| SpecError::Scheme { path: label.to_string(), error })?;
+            if let Err(why) = self.direction.transfer(scheme.kind()) {
+                return Err(field(
+                    "schemes",
+                    &format!("`{s}` {why} (direction = \"{}\")", self.direction.as_str()),
+                ));
+            }
             if self.schemes[..i].contains(s) {
                 return Err(field("schemes", &format!("`{s}` is listed twice")));
             }
@@ -455,6 +468,28 @@ path = "/t/third.trace"
     }
 
     #[test]
+    fn an_upload_spec_takes_only_schemes_that_upload() {
+        let up = DEMO.replace(
+            "schemes = [\"tcp-cubic\", \"alcc-copa\", \"udp-copa\"]",
+            "direction = \"up\"\nschemes = [\"tcp-reno\", \"alcc-mdi\", \"java-mdi@reno\"]",
+        );
+        let s = Spec::parse("t.toml", &up).unwrap();
+        assert_eq!(s.direction, Direction::Up);
+        assert!(s.to_toml().contains("direction = \"up\""));
+        assert_eq!(Spec::parse("again", &s.to_toml()).unwrap(), s);
+        // The default is left out of the recorded spec (older ones compare equal).
+        assert!(!Spec::parse("t.toml", DEMO).unwrap().to_toml().contains("direction"));
+        let e = error(&DEMO.replace("schemes = [", "direction = \"up\"\nschemes = ["));
+        assert!(
+            e.contains("field `schemes`: `udp-copa` cannot upload: UDP mode's sender is the accepting side")
+                && e.contains("(direction = \"up\")"),
+            "{e}"
+        );
+        let e = error(&DEMO.replace("schemes = [", "direction = \"sideways\"\nschemes = ["));
+        assert!(e.contains("direction") && e.contains("sideways"), "{e}");
+    }
+
+    #[test]
     fn syntax_and_unknown_fields_are_reported_with_their_place() {
         let e = error(&DEMO.replace("runs = 3", "runz = 3"));
         assert!(e.contains("t.toml") && e.contains("runz"), "{e}");
@@ -516,6 +551,12 @@ path = "/t/third.trace"
         assert!(
             mdi.schemes.contains(&"alcc-mdi".to_string()) && mdi.schemes.contains(&"udp-mdi".to_string())
         );
+        let uplink = Spec::parse("uplink.toml", include_str!("../../../../experiments/uplink.toml")).unwrap();
+        assert_eq!((uplink.direction, uplink.runs, uplink.queue_bytes), (Direction::Up, 3, Some(2_000_000)));
+        assert_eq!(uplink.traces.iter().filter(|t| t.uplink.is_some()).count(), 2);
+        assert!(uplink.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
+        let q = uplink.quick_version();
+        assert_eq!(q.schemes, ["java-mdi@reno", "alcc-mdi@reno", "tcp-reno"], "one upload per client type");
         let reference =
             Spec::parse("reference.toml", include_str!("../../../../experiments/reference.toml")).unwrap();
         assert!(reference.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));

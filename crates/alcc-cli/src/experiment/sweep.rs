@@ -8,6 +8,7 @@ use alcc_trace::synth::{self, CellularModel};
 use alcc_trace::Trace;
 use anyhow::{bail, Context, Result};
 
+use super::direction::Direction;
 use super::runner::{self, LinkTraces, Outcome, RunPlan};
 use super::scheme::Scheme;
 use super::shard::Shard;
@@ -71,7 +72,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             eprintln!("warning: {s}: {w}");
         }
     }
-    check_needs(&schemes, &std::env::var_os("PATH").unwrap_or_default())?;
+    check_needs(&schemes, spec.direction, &std::env::var_os("PATH").unwrap_or_default())?;
     let mut plans = plan(&traces, &schemes, spec.runs);
     if let Some(shard) = args.shard {
         let all = plans.len();
@@ -156,10 +157,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
 
 /// Refuses to start when a scheme needs something the machine lacks (programs looked for in
 /// `path`), naming every missing thing and the schemes that need it.
-fn check_needs(schemes: &[Scheme], path: &std::ffi::OsStr) -> Result<()> {
+fn check_needs(schemes: &[Scheme], direction: Direction, path: &std::ffi::OsStr) -> Result<()> {
     let mut missing: Vec<(String, Vec<String>)> = Vec::new();
     for s in schemes {
-        for why in s.kind().needs().iter().filter_map(|n| n.missing(path)) {
+        let needs = direction.transfer(s.kind()).map(|t| t.needs()).unwrap_or_default();
+        for why in needs.iter().filter_map(|n| n.missing(path)) {
             match missing.iter_mut().find(|(w, _)| *w == why) {
                 Some((_, names)) => names.push(s.name.clone()),
                 None => missing.push((why, vec![s.name.clone()])),
@@ -384,9 +386,9 @@ mod tests {
         let schemes = [Scheme::parse("tcp-cubic").unwrap(), Scheme::parse("alcc-copa").unwrap()];
         // A PATH without curl: a directory with nothing in it.
         let t = tmp("needs");
-        let e = check_needs(&schemes, t.0.as_os_str()).unwrap_err().to_string();
+        let e = check_needs(&schemes, Direction::Down, t.0.as_os_str()).unwrap_err().to_string();
         assert!(e.contains("`curl` is not installed") && e.contains("for tcp-cubic, alcc-copa"), "{e}");
-        assert!(check_needs(&[Scheme::parse("udp-copa").unwrap()], t.0.as_os_str()).is_ok());
+        assert!(check_needs(&[Scheme::parse("udp-copa").unwrap()], Direction::Down, t.0.as_os_str()).is_ok());
     }
 
     #[test]

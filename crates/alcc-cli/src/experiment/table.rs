@@ -35,6 +35,7 @@ pub const CSV_HEADER: &[&str] = &[
     "max_rss_kb",
     "label",
     "load_avg",
+    "direction",
 ];
 
 /// `ok` or `failed`.
@@ -98,6 +99,14 @@ pub struct Row {
     /// unknown.
     #[serde(default)]
     pub load_avg: Option<f64>,
+    /// `down` (the server sent) or `up` (the client uploaded); `down` in results written
+    /// before the column existed.
+    #[serde(default = "down")]
+    pub direction: String,
+}
+
+fn down() -> String {
+    "down".to_string()
 }
 
 impl Row {
@@ -134,6 +143,7 @@ impl Row {
             self.max_rss_kb.map(|v| v.to_string()).unwrap_or_default(),
             self.label.clone(),
             f(self.load_avg),
+            self.direction.clone(),
         ]
     }
 }
@@ -261,6 +271,7 @@ pub(crate) mod tests {
             max_rss_kb: None,
             label: "alcc's copa above kernel cubic (kernel mode)".into(),
             load_avg: Some(0.5),
+            direction: "down".into(),
         }
     }
 
@@ -283,10 +294,10 @@ pub(crate) mod tests {
             "trace,scheme,family,cc,underlay,mode,run,status,error,duration_s,capacity_mbps,throughput_mbps,\
              utilization,loss,delay_p50_ms,delay_p95_ms,delay_p99_ms,delay_mean_ms,cpu_s,dir"
         ));
-        assert_eq!(lines[1], "t,alcc-copa,alcc,copa,cubic,kernel,1,ok,,20,10,8.5,0.85,0,20,85,90,25,0.5,runs/t/alcc-copa/run-1,21,,alcc's copa above kernel cubic (kernel mode),0.5");
+        assert_eq!(lines[1], "t,alcc-copa,alcc,copa,cubic,kernel,1,ok,,20,10,8.5,0.85,0,20,85,90,25,0.5,runs/t/alcc-copa/run-1,21,,alcc's copa above kernel cubic (kernel mode),0.5,down");
         assert_eq!(
             lines[2],
-            "t,alcc-x,alcc,copa,cubic,kernel,0,failed,\"exit status 1: \"\"bad\"\", really\",,,,,,,,,,,runs/t/alcc-x/run-0,21,,alcc's copa above kernel cubic (kernel mode),0.5"
+            "t,alcc-x,alcc,copa,cubic,kernel,0,failed,\"exit status 1: \"\"bad\"\", really\",,,,,,,,,,,runs/t/alcc-x/run-0,21,,alcc's copa above kernel cubic (kernel mode),0.5,down"
         );
         assert_eq!(lines[1].split(',').count(), CSV_HEADER.len());
     }
@@ -296,6 +307,11 @@ pub(crate) mod tests {
         let r = row("alcc-copa", 2, OK, Some(3.25));
         let back: Row = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         assert_eq!(r, back);
+        // A result written before the direction column was a download.
+        let mut old = serde_json::to_value(&r).unwrap();
+        old.as_object_mut().unwrap().remove("direction");
+        let back: Row = serde_json::from_value(old).unwrap();
+        assert_eq!(back.direction, "down");
     }
 
     #[test]

@@ -5,8 +5,16 @@
 //! a model at the receiver (Sprout; the registry decides). `alcc-none@UNDERLAY` is the engine
 //! with no controller (`alcc serve --cc none`): plain kernel TCP written through the engine, which
 //! shows the engine's own cost against `tcp-UNDERLAY`.
+//!
+//! Uploading (`direction = "up"`), the client is `alcc put` in framed mode, as a phone sends
+//! (the receiver acknowledges every frame and runs the sender's receiver-side model), to
+//! `alcc serve --receive`; it stops itself at the deadline (`--seconds`) and writes its
+//! telemetry and CPU time.
 
-use super::{is_cc_spec, is_word, unknown_cc_warning, Client, Family, Kind, Need, RunContext, RunMode};
+use super::{
+    is_cc_spec, is_word, unknown_cc_warning, upload_receiver, Client, Family, Kind, Need, RunContext,
+    RunMode, Transfer,
+};
 use crate::experiment::runner::shell_quote;
 
 /// Whether `cc` is `none`: no controller, the engine alone.
@@ -125,6 +133,58 @@ impl Kind for AlccScheme {
         }
         unknown_cc_warning(&self.cc)
     }
+
+    fn upload(&self) -> Result<Box<dyn Transfer + '_>, String> {
+        Ok(Box::new(AlccUpload(self)))
+    }
+}
+
+/// `alcc-CC[@UNDERLAY]` uploading: `alcc put` in framed mode.
+struct AlccUpload<'a>(&'a AlccScheme);
+
+impl Transfer for AlccUpload<'_> {
+    fn mode(&self) -> RunMode {
+        RunMode::Framed
+    }
+
+    fn label(&self) -> String {
+        let s = self.0;
+        if is_none(&s.cc) {
+            return format!(
+                "kernel {} upload written through alcc put, no controller (framed mode)",
+                s.underlay
+            );
+        }
+        format!("alcc put: alcc's {} above kernel {} (framed mode)", s.cc, s.underlay)
+    }
+
+    fn server(&self, run: &RunContext) -> String {
+        upload_receiver(run, RunMode::Framed)
+    }
+
+    fn client(&self, run: &RunContext) -> Client {
+        let s = self.0;
+        Client {
+            command: format!(
+                "{} put \"$ALCC_SERVER:{}\" --cc {} --underlay {} --mode framed --bytes {} --seconds {} \
+                 --telemetry {} --rusage {}",
+                run.alcc_q(),
+                run.port,
+                shell_quote(&s.cc),
+                shell_quote(&s.underlay),
+                run.offer_bytes,
+                run.duration_s,
+                run.quoted(&run.telemetry()),
+                run.quoted(&run.rusage())
+            ),
+            // `--seconds` ends the upload with success.
+            deadline_status: 0,
+        }
+    }
+
+    fn needs(&self) -> Vec<Need> {
+        Vec::new()
+    }
 }
 
 #[cfg(test)]
@@ -189,5 +249,22 @@ mod tests {
         assert_eq!(c.deadline_status, 124);
         assert!(k.needs().is_empty());
         assert_eq!(k.label(), "alcc's sprout above kernel cubic (framed mode)");
+    }
+
+    #[test]
+    fn uploads_with_alcc_put_framed_to_the_receiver() {
+        let k = AlccScheme::parse("mdi@reno").unwrap();
+        let up = k.upload().unwrap();
+        assert_eq!(up.mode(), RunMode::Framed);
+        assert_eq!(up.server(&run()), "/bin/alcc serve --receive --port 9000 --count 1 --seconds 22");
+        let c = up.client(&run());
+        assert_eq!(
+            c.command,
+            "/bin/alcc put \"$ALCC_SERVER:9000\" --cc mdi --underlay reno --mode framed --bytes 100 --seconds 20 \
+             --telemetry /d/telemetry.jsonl --rusage /d/rusage.json"
+        );
+        assert_eq!(c.deadline_status, 0);
+        assert_eq!(up.label(), "alcc put: alcc's mdi above kernel reno (framed mode)");
+        assert!(up.needs().is_empty());
     }
 }

@@ -13,6 +13,12 @@
 //! | `ref-verus[:r=N]`, `ref-copa`, `ref-sprout` | [`reference`] | the authors' own program (`make refs`), over UDP |
 //! | `rx-WINDOW@SERVER` | [`receiver`] | the client governs its advertised window (DRWA, a static buffer) against a `tcp-X`/`alcc-X` server |
 //! | `nginx-tcp-KERNELCC`, `nginx-shim-CC[@UNDERLAY]` | [`unmodified`] | Debian's nginx, unmodified: plain, or under the preload shim with controller CC |
+//! | `java-CC[@KERNELCC]` | [`java`] | the Java library's sender (`alcc-upload.jar`), framed mode |
+//!
+//! A spec's `direction = "up"` runs each scheme's [`Kind::upload`] instead: the client sends
+//! through the uplink trace and the server receives (`alcc serve --receive`). `tcp-K` uploads
+//! with `curl -T`, `alcc-CC` with `alcc put`, `java-CC` with the Java uploader; the others have
+//! no upload and the spec is refused naming them.
 //!
 //! Adding a kind: a module with a type that implements [`Kind`] and a `parse` of the text after
 //! its prefix, a variant of [`SchemeKind`], its line in [`SchemeKind::PREFIXES`] and in
@@ -20,6 +26,7 @@
 //! (python/alcc_report/schemes.py) when it brings a new one.
 
 pub mod alcc;
+pub mod java;
 pub mod plain_tcp;
 pub mod receiver;
 pub mod reference;
@@ -49,6 +56,8 @@ pub enum Family {
     Rx,
     /// An off-the-shelf server, unmodified: plain, or under the preload shim.
     Unmodified,
+    /// The Java library's sender (java/).
+    Java,
 }
 
 impl Family {
@@ -61,6 +70,7 @@ impl Family {
             Family::Ref => "ref",
             Family::Rx => "rx",
             Family::Unmodified => "unmodified",
+            Family::Java => "java",
         }
     }
 }
@@ -226,6 +236,80 @@ pub trait Kind {
     fn warning(&self) -> Option<String> {
         None
     }
+    /// The scheme uploading (`direction = "up"`: the client sends, the server receives), or
+    /// why it cannot.
+    fn upload(&self) -> Result<Box<dyn Transfer + '_>, String>;
+}
+
+/// One direction's commands of a scheme: what the download ([`Kind`]'s own) or the upload
+/// ([`Kind::upload`]) runs, and what that needs.
+pub trait Transfer {
+    /// The `mode` column: how the sender learns what was delivered.
+    fn mode(&self) -> RunMode;
+    /// What runs, in a few words (the `label` column).
+    fn label(&self) -> String;
+    /// The server's shell command (run inside the emulator's server namespace).
+    fn server(&self, run: &RunContext) -> String;
+    /// The client's command (run inside the client namespace after the server started).
+    fn client(&self, run: &RunContext) -> Client;
+    /// What must be installed for its runs.
+    fn needs(&self) -> Vec<Need>;
+}
+
+/// A scheme's download: the [`Kind`]'s own commands.
+pub struct Download<'a>(pub &'a dyn Kind);
+
+impl Transfer for Download<'_> {
+    fn mode(&self) -> RunMode {
+        self.0.mode()
+    }
+
+    fn label(&self) -> String {
+        self.0.label()
+    }
+
+    fn server(&self, run: &RunContext) -> String {
+        self.0.server(run)
+    }
+
+    fn client(&self, run: &RunContext) -> Client {
+        self.0.client(run)
+    }
+
+    fn needs(&self) -> Vec<Need> {
+        self.0.needs()
+    }
+}
+
+/// The server of every upload: `alcc serve --receive` for one client, in framed mode (alcc's
+/// frames acknowledged, the sender's receiver-side model run) or as a plain HTTP PUT receiver
+/// (`--mode kernel --http`).
+pub fn upload_receiver(run: &RunContext, mode: RunMode) -> String {
+    let kind = match mode {
+        RunMode::Kernel => " --mode kernel --http",
+        _ => "",
+    };
+    format!(
+        "{} serve --receive --port {}{kind} --count 1 --seconds {}",
+        run.alcc_q(),
+        run.port,
+        run.server_seconds
+    )
+}
+
+/// `command` run after making `kernel` the namespace's default TCP congestion control, for
+/// senders that cannot choose their own (curl, Java's sockets). A namespace other than the
+/// first may only choose one of `net.ipv4.tcp_allowed_congestion_control`: the kernel's
+/// refusal fails the run with that list named.
+pub fn with_default_cc(kernel: &str, command: &str) -> String {
+    let k = shell_quote(kernel);
+    format!(
+        "{{ echo {k} > /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || {{ echo \
+         \"cannot make {k} this namespace's default TCP congestion control (a namespace may only \
+         choose one of net.ipv4.tcp_allowed_congestion_control: $(cat \
+         /proc/sys/net/ipv4/tcp_allowed_congestion_control)), which the sender uses\" >&2; exit 3; }}; }}; \
+         {command}"
+    )
 }
 
 /// The kinds of scheme, one variant each.
@@ -239,9 +323,12 @@ pub enum SchemeKind {
     Udp(udp::UdpScheme),
     /// `ref-PROGRAM`.
     Ref(reference::RefScheme),
+    /// `rx-WINDOW@SERVER`.
     Rx(receiver::ReceiverScheme),
     /// `nginx-tcp-KERNELCC`, `nginx-shim-CC[@UNDERLAY]`.
     Nginx(unmodified::NginxScheme),
+    /// `java-CC[@KERNELCC]`.
+    Java(java::JavaScheme),
 }
 
 /// Parses the text after a kind's prefix.
@@ -256,6 +343,7 @@ impl SchemeKind {
         ("ref-", |s| reference::RefScheme::parse(s).map(SchemeKind::Ref)),
         ("rx-", |s| receiver::ReceiverScheme::parse(s).map(SchemeKind::Rx)),
         ("nginx-", |s| unmodified::NginxScheme::parse(s).map(SchemeKind::Nginx)),
+        ("java-", |s| java::JavaScheme::parse(s).map(SchemeKind::Java)),
     ];
 
     /// The variant's behaviours.
@@ -267,6 +355,7 @@ impl SchemeKind {
             SchemeKind::Ref(k) => k,
             SchemeKind::Rx(k) => k,
             SchemeKind::Nginx(k) => k,
+            SchemeKind::Java(k) => k,
         }
     }
 }
@@ -384,7 +473,7 @@ mod tests {
             assert_eq!(e.name, bad);
         }
         let e = Scheme::parse("copa").unwrap_err().to_string();
-        assert!(e.contains("tcp-..., alcc-..., udp-..., ref-..."), "{e}");
+        assert!(e.contains("tcp-..., alcc-..., udp-..., ref-..., rx-..., nginx-..., java-..."), "{e}");
     }
 
     #[test]

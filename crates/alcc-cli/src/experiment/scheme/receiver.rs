@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use super::{Client, Family, Kind, Need, RunContext, RunMode, SchemeKind};
+use super::{Client, Family, Kind, Need, RunContext, RunMode, SchemeKind, Transfer};
 use crate::experiment::runner::shell_quote;
 
 /// The program that receives.
@@ -166,6 +166,10 @@ impl Kind for ReceiverScheme {
 
     fn warning(&self) -> Option<String> {
         self.server.kind().warning()
+    }
+
+    fn upload(&self) -> Result<Box<dyn Transfer + '_>, String> {
+        Err("rx-WINDOW governs a downloading client's receive window: it has no upload".into())
     }
 }
 

@@ -20,7 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Client, Family, Kind, Need, RunContext, RunMode};
+use super::{Client, Family, Kind, Need, RunContext, RunMode, Transfer};
 use crate::experiment::runner::CLIENT_START_DELAY_S;
 
 /// Copa's configuration in the ALCC paper's runs (BUILD.md): automatic mode switching with a
@@ -274,6 +274,10 @@ impl Kind for RefScheme {
                 ),
             })
             .collect()
+    }
+
+    fn upload(&self) -> Result<Box<dyn Transfer + '_>, String> {
+        Err("the authors' programs are run as the paper ran them, sending from the server side".into())
     }
 }
 

@@ -3,7 +3,7 @@
 //! code as `alcc-CC`, without the kernel in the way; it is not CC's authors' program (formerly
 //! named `native-CC`).
 
-use super::{is_cc_spec, unknown_cc_warning, Client, Family, Kind, Need, RunContext, RunMode};
+use super::{is_cc_spec, unknown_cc_warning, Client, Family, Kind, Need, RunContext, RunMode, Transfer};
 use crate::experiment::runner::shell_quote;
 
 /// alcc's controller over UDP.
@@ -68,6 +68,10 @@ impl Kind for UdpScheme {
 
     fn warning(&self) -> Option<String> {
         unknown_cc_warning(&self.cc)
+    }
+
+    fn upload(&self) -> Result<Box<dyn Transfer + '_>, String> {
+        Err("UDP mode's sender is the accepting side (`alcc serve --mode udp`): it does not upload".into())
     }
 }
 

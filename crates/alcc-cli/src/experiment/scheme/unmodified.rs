@@ -22,7 +22,9 @@
 use std::path::{Path, PathBuf};
 
 use super::plain_tcp::KERNEL_CCS;
-use super::{is_cc_spec, is_word, unknown_cc_warning, Client, Family, Kind, Need, RunContext, RunMode};
+use super::{
+    is_cc_spec, is_word, unknown_cc_warning, Client, Family, Kind, Need, RunContext, RunMode, Transfer,
+};
 use crate::experiment::runner::shell_quote;
 
 /// The underlay when a shim scheme names none (as `alcc-CC`).
@@ -237,6 +239,10 @@ impl Kind for NginxScheme {
             Governor::Kernel(_) => None,
             Governor::Shim { cc, .. } => unknown_cc_warning(cc),
         }
+    }
+
+    fn upload(&self) -> Result<Box<dyn Transfer + '_>, String> {
+        Err("nginx serves downloads; an unmodified uploader is tcp-K (curl -T)".into())
     }
 }
 
