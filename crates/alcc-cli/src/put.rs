@@ -118,15 +118,7 @@ fn put(args: &PutArgs) -> Result<()> {
     let mut buf = vec![0u8; 256 << 10];
     let mut sent = 0u64;
     let mut ending = Ending::Complete;
-    while sent < size {
-        if let Some(d) = deadline {
-            let left = d.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                ending = Ending::Deadline;
-                break;
-            }
-            stream.set_write_timeout(Some(left));
-        }
+    'upload: while sent < size {
         let want = (size - sent).min(buf.len() as u64) as usize;
         let n = match file.as_mut() {
             Some(f) => f.read(&mut buf[..want]).context("reading the file")?,
@@ -138,14 +130,33 @@ fn put(args: &PutArgs) -> Result<()> {
         if n == 0 {
             bail!("the file shrank while uploading ({sent} of {size} bytes read)");
         }
-        match stream.write_all(&buf[..n]) {
-            Err(e) if e.kind() == io::ErrorKind::TimedOut && deadline.is_some() => {
-                ending = Ending::Deadline;
-                break;
+        // One write at a time, each with the time left: a write that moves a few bytes before
+        // its timeout must not restart the full timeout (write_all would, and on a slow link
+        // the upload outlived --seconds by seconds).
+        let mut pending = &buf[..n];
+        while !pending.is_empty() {
+            if let Some(d) = deadline {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    ending = Ending::Deadline;
+                    break 'upload;
+                }
+                stream.set_write_timeout(Some(left));
             }
-            r => r.with_context(|| format!("{} upload", args.mode))?,
+            match stream.write(pending) {
+                Ok(0) => bail!("{} upload: the stream accepted no bytes", args.mode),
+                Ok(k) => {
+                    pending = &pending[k..];
+                    sent += k as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::TimedOut && deadline.is_some() => {
+                    ending = Ending::Deadline;
+                    break 'upload;
+                }
+                Err(e) => return Err(e).with_context(|| format!("{} upload", args.mode)),
+            }
         }
-        sent += n as u64;
     }
     let info = stream.info();
     match ending {

@@ -152,6 +152,17 @@ fn seconds_bound_an_upload_at_either_end() {
     assert!((0.9..10.0).contains(&took), "the upload took {took} s");
     wait_ok(server);
 
+    // A trickle (0.1 Mbit/s: one 256 KiB write would take 21 s): --seconds still ends it, not
+    // the end of the write that was under way (each write gets only the time left).
+    let (server, port) = receive(&["--count", "1"]);
+    let start = Instant::now();
+    let r = put(&port, &["--cc", "fixed:window=2,rate=0.1", "--bytes", "100000000000", "--seconds", "1"]);
+    let took = start.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success() && err.contains("stopped at --seconds"), "{err}");
+    assert!((0.9..10.0).contains(&took), "the slow upload took {took} s");
+    wait_ok(server);
+
     let (server, port) = receive(&["--count", "1", "--seconds", "1"]);
     let start = Instant::now();
     let r = put(&port, &["--cc", "fixed:window=20,rate=40", "--bytes", "100000000000"]);
