@@ -21,9 +21,10 @@ build: setup python-ext
 	cd java && $(MVN) package -DskipTests
 
 # The `alcc` Python package (crates/alcc-py: PyO3 + maturin, abi3) into .venv, built in release.
-# `pip install ./crates/alcc-py` builds the same as a wheel anywhere.
+# `pip install ./crates/alcc-py` builds the same as a wheel anywhere. PYO3_BUILD_EXTENSION_MODULE
+# (which maturin >= 1.9 sets itself) leaves libpython unlinked, as an extension module must.
 python-ext: setup
-	VIRTUAL_ENV=$(abspath .venv) .venv/bin/maturin develop --release --quiet -m crates/alcc-py/Cargo.toml
+	PYO3_BUILD_EXTENSION_MODULE=1 VIRTUAL_ENV=$(abspath .venv) .venv/bin/maturin develop --release --quiet -m crates/alcc-py/Cargo.toml
 
 # The authors' Verus, Copa and Sprout (the ref-X schemes), built from their tarballs in
 # $(ALCC_REFS_SRC) into target/refs; setup.sh installs their build dependencies.

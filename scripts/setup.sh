@@ -41,6 +41,12 @@ command -v bpftool >/dev/null 2>&1 || [ -x /usr/sbin/bpftool ] || need_apt+=(bpf
 # to check that report.html renders.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv python3-pip)
+# The `alcc` command embeds CPython for `--cc py:module:Class` (alcc-cli's `python` feature,
+# crates/alcc-python-cc): it links libpython3.11.so (python3-dev brings the headers and the
+# link-time symlink, and libpython3.11, which the binary loads at run time from the rpath that
+# crates/alcc-cli/build.rs sets to the LIBDIR of the python3 it was built against).
+[ -f "$(python3 -c 'import sysconfig as s; print(s.get_config_var("LIBDIR"), s.get_config_var("LDLIBRARY"), sep="/")')" ] ||
+  need_apt+=(python3-dev)
 # The Java client library (java/): a JDK (it compiles with --release 11) and Maven, which fetches
 # JUnit 5 and the Android API-21 signatures from Maven Central on first use.
 command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)

@@ -3,6 +3,7 @@
 
 mod accept_loop;
 mod analyze;
+mod controller_source;
 mod experiment;
 mod get;
 mod http_head;

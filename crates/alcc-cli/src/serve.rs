@@ -9,14 +9,16 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use alcc::{AlccListener, AlccStream, Mode, Options};
-use anyhow::{bail, Context, Result};
+use alcc::{AlccStream, Mode, Options};
+use anyhow::{anyhow, bail, Context, Result};
 
 use crate::accept_loop::serve_each;
+use crate::controller_source::ControllerSource;
 use crate::telemetry::{Sampler, Telemetry};
 
 /// Arguments of `alcc serve`.
@@ -28,7 +30,8 @@ pub struct ServeArgs {
     /// Address to listen on (`::` for IPv6).
     #[arg(long, default_value = "0.0.0.0")]
     bind: String,
-    /// Controller per connection (`copa:delta=0.5`, `fixed:window=20`), or `none`.
+    /// Controller per connection (`copa:delta=0.5`, `fixed:window=20`), or `none`, or a class
+    /// written in Python, `py:module:Class` (kernel mode; docs/python.md).
     /// Not with `--receive`: there the sender's Hello names its controller.
     #[arg(long, required_unless_present = "receive", conflicts_with = "receive")]
     cc: Option<String>,
@@ -138,8 +141,9 @@ fn serve(args: ServeArgs) -> Result<()> {
     if args.http && mode != Mode::Kernel {
         bail!("--http needs --mode kernel: in framed and udp modes the client sends only ACKs");
     }
-    // Refuse a bad controller spec before listening, not per connection.
-    alcc::check_spec_for(&cc, mode)?;
+    // Refuse a bad controller spec before listening, not per connection (a Python class is
+    // imported now).
+    let source = ControllerSource::for_streams(&cc, mode)?;
     // The BPF underlay is loaded once, before listening, and kept while the server runs:
     // without root, BTF or the program in this build, that is this command's error.
     let registration = alcc::underlay::preload(&args.underlay)?;
@@ -158,7 +162,7 @@ fn serve(args: ServeArgs) -> Result<()> {
     if mode == Mode::Udp {
         return serve_udp(&args, &bind, &options, size);
     }
-    let listener = AlccListener::bind(&bind, options).with_context(|| format!("binding {bind}"))?;
+    let listener = TcpListener::bind(&bind).with_context(|| format!("binding {bind}"))?;
     println!("alcc serve: listening on {}", listener.local_addr()?);
     io::stdout().flush()?;
     let telemetry = args.telemetry.as_deref().map(Telemetry::create).transpose()?;
@@ -168,7 +172,12 @@ fn serve(args: ServeArgs) -> Result<()> {
     serve_each(
         "alcc serve",
         count,
-        || listener.accept(),
+        || -> Result<(AlccStream, SocketAddr)> {
+            let (tcp, peer) = listener.accept()?;
+            // The whole chain in one message: the accept loop prints it with `{}`.
+            let stream = source.stream(tcp, &options).map_err(|e| anyhow!("{peer}: {e:#}"))?;
+            Ok((stream, peer))
+        },
         move |stream, peer, flow| {
             let start = Instant::now();
             let result = serve_one(stream, &args, size, flows.clone(), flow);

@@ -14,6 +14,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
 
+use crate::controller_source::ControllerSource;
+
 /// `alcc sim --trace FILE|--rate MBPS --cc NAME[:params] ...`
 #[derive(Args)]
 pub struct SimArgs {
@@ -23,7 +25,8 @@ pub struct SimArgs {
     /// A constant bottleneck rate in Mbit/s, instead of a trace.
     #[arg(long)]
     rate: Option<f64>,
-    /// The congestion controller, e.g. `copa:delta=0.5`, `verus:r=4`, `cubic`.
+    /// The congestion controller, e.g. `copa:delta=0.5`, `verus:r=4`, `cubic`, or a class
+    /// written in Python, `py:module:Class` (docs/python.md).
     #[arg(long)]
     cc: String,
     /// One-way propagation delay in ms, each way.
@@ -102,7 +105,7 @@ pub fn run(args: SimArgs) -> Result<()> {
         };
     }
 
-    let result = scenario.run(&args.cc)?;
+    let result = ControllerSource::for_sim(&args.cc)?.simulate(&scenario, &args.cc)?;
     let recording = Recording::from_parts(
         result.bottleneck_packets(),
         result.opportunities.iter().map(|t| t.as_micros()),

@@ -2,19 +2,18 @@
 //!
 //! The Python half (`python/alcc/`) wraps it: `alcc.sim` calls [`sim::simulate`] and turns its
 //! columns into NumPy arrays without copying them element by element. Walk: [`sim`] runs the
-//! simulator, [`columns`] packs its records into typed byte columns, [`controller`] runs controllers written in Python, [`stream`] sends through the engine, [`json`] converts serde values, [`errors`] maps the Rust
+//! simulator, [`columns`] packs its records into typed byte columns, controllers written in Python run through crates/alcc-python-cc (the adapter the `alcc` command shares), [`stream`] sends through the engine, [`json`] converts serde values, [`errors`] maps the Rust
 //! errors onto Python exceptions.
 
 #![deny(unsafe_code)]
 
 pub mod columns;
-pub mod controller;
 pub mod errors;
 pub mod json;
 pub mod sim;
 pub mod stream;
-pub mod threaded;
 
+use alcc_python_cc::controller;
 use pyo3::prelude::*;
 
 /// The module `alcc._alcc`.

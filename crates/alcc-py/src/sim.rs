@@ -16,8 +16,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::columns::{or_nan, Column, Table};
-use crate::controller::{ControllerError, Hooks, OnError, PyController};
 use crate::{errors, json};
+use alcc_python_cc::controller::{ControllerError, Hooks, OnError, PyController};
 
 /// The bottleneck and how to name it: a Mahimahi trace file or a constant rate.
 fn capacity(trace: Option<PathBuf>, rate_mbps: Option<f64>) -> PyResult<(Capacity, String)> {

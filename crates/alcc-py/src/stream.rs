@@ -22,9 +22,9 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::controller::{ControllerError, Failure, Hooks, OnError, PyController};
-use crate::threaded::Threaded;
 use crate::{errors, json};
+use alcc_python_cc::controller::{ControllerError, Failure, Hooks, OnError, PyController};
+use alcc_python_cc::threaded::Threaded;
 
 /// The controller of a new stream: a spec, or a Python controller instance and its hooks.
 #[derive(FromPyObject)]

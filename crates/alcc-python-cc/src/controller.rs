@@ -216,12 +216,7 @@ impl PyController {
     /// Reads `decision()` and, if defined, `next_timer()`.
     fn refresh(&mut self, object: &Bound<'_, PyAny>) -> PyResult<()> {
         let value = object.call_method0(pyo3::intern!(object.py(), "decision"))?;
-        let decision = value.cast::<Decision>().map_err(|_| {
-            let kind = value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
-            PyTypeError::new_err(format!("decision() must return alcc.Decision, not {kind}"))
-        })?;
-        let d = decision.get();
-        self.decision = RustDecision { window: d.window, pacing_rate: d.pacing_rate };
+        self.decision = read_decision(&value)?;
         if self.hooks.next_timer {
             let at: Option<f64> = object.call_method0(pyo3::intern!(object.py(), "next_timer"))?.extract()?;
             self.next_timer = match at {
@@ -256,6 +251,30 @@ impl PyController {
             }
         }
     }
+}
+
+/// The window and pacing rate of what `decision()` returned. An `alcc.Decision` of this build
+/// is read directly; any other object by its `window` and `pacing_rate` attributes, because a
+/// program that embeds Python (the `alcc` command) has its own `Decision` type beside the one of
+/// the `alcc` package that the controller's module imports.
+fn read_decision(value: &Bound<'_, PyAny>) -> PyResult<RustDecision> {
+    if let Ok(d) = value.cast::<Decision>() {
+        let d = d.get();
+        return Ok(RustDecision { window: d.window, pacing_rate: d.pacing_rate });
+    }
+    let refuse = || {
+        let kind = value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
+        PyTypeError::new_err(format!("decision() must return alcc.Decision, not {kind}"))
+    };
+    let py = value.py();
+    let window: f64 =
+        value.getattr(pyo3::intern!(py, "window")).and_then(|w| w.extract()).map_err(|_| refuse())?;
+    let pacing_rate: Option<f64> =
+        value.getattr(pyo3::intern!(py, "pacing_rate")).and_then(|r| r.extract()).map_err(|_| refuse())?;
+    Ok(RustDecision {
+        window: whole("window", window)?,
+        pacing_rate: pacing_rate.map(|r| whole("pacing_rate", r)).transpose()?,
+    })
 }
 
 /// `traceback.format_exception` of `error`, joined; the plain message if that fails.
