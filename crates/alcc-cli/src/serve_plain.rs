@@ -4,8 +4,8 @@
 //! pacing, no timestamps and no TCP_INFO polling. What a web server serving a static file does;
 //! the harness's `tcp-*` schemes and the CPU table's "relative to plain TCP" use it.
 //!
-//! `--bytes N` serves the first 8 MiB of `alcc serve`'s generated pattern over and over (a
-//! memfd, sent by sendfile like a file in the page cache); `--file F` serves F.
+//! `--bytes N` serves the same bytes as `alcc serve --bytes N` ([`crate::serve::content_block`]
+//! over and over, from a memfd, sent by sendfile like a file in the page cache); `--file F` serves F.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -18,9 +18,6 @@ use anyhow::{bail, Context, Result};
 
 use crate::accept_loop::serve_each;
 use crate::sys;
-
-/// Size of the in-memory file `--bytes` is served from.
-const BLOCK: u64 = 8 << 20;
 
 /// Largest sendfile(2) call, bytes (the kernel caps one call near 2 GiB).
 const MAX_CALL: u64 = 1 << 30;
@@ -85,10 +82,8 @@ fn source(args: &ServePlainArgs) -> Result<(Source, u64)> {
         }
         (None, Some(n)) => {
             let mut file = sys::memfd("alcc-serve-plain").context("memfd_create")?;
-            let mut block = vec![0u8; BLOCK as usize];
-            crate::serve::pattern(0, &mut block);
-            file.write_all(&block).context("filling the memfd")?;
-            Ok((Source { file, len: BLOCK, repeat: true }, n))
+            file.write_all(crate::serve::content_block()).context("filling the memfd")?;
+            Ok((Source { file, len: crate::serve::BLOCK as u64, repeat: true }, n))
         }
         (None, None) => bail!("give --file F or --bytes N"),
     }
