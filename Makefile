@@ -8,7 +8,7 @@ CHECKOUT := $(if $(filter %/.git,$(GIT_COMMON)),$(patsubst %/.git,%,$(GIT_COMMON
 export ALCC_TRACE_DIR ?= $(abspath $(CHECKOUT)/../shared/traces)
 export ALCC_REFS_SRC ?= $(abspath $(CHECKOUT)/../shared/refs)
 
-.PHONY: setup build python-ext refs test lint fmt bench demo clean
+.PHONY: setup build python-ext refs test lint fmt bench demo clean fuzz-quick fuzz
 
 setup:
 	./scripts/setup.sh
@@ -43,11 +43,22 @@ lint: setup
 # experiment through the emulator), the Java library's, the paper's experiment in its --quick
 # form rendered in headless Chromium, and last a line listing every skipped test and why
 # (under CI=true, as .ci/run sets, a skip is a failure).
-test: lint refs python-ext
+test: lint refs python-ext fuzz-quick
 	CARGO="$(CARGO)" MVN="$(MVN)" ./scripts/test.sh
 
+# The cargo-fuzz targets (fuzz/README.md) on stable Rust: 8 s each in make test, 5 minutes each
+# in `make fuzz` (at nice 19; the long run's figures are in fuzz/README.md).
+fuzz-quick:
+	./scripts/setup.sh fuzz
+	./scripts/fuzz.sh --quick
+
+fuzz:
+	./scripts/setup.sh fuzz
+	nice -n 19 ./scripts/fuzz.sh --seconds 300
+
+# The flows bench (10 000 flows) needs one descriptor per flow: the soft limit goes to the hard one.
 bench: setup
-	$(CARGO) bench --workspace
+	ulimit -n "$$(ulimit -Hn)" && $(CARGO) bench --workspace
 
 # The main job: alcc's controllers against plain CUBIC through the emulator on the project's
 # synthetic cellular trace (experiments/demo.toml), the table and report.html.

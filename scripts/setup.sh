@@ -7,14 +7,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_refs=()
-if [ "${1:-}" = refs ]; then
+need_fuzz=0
+if [ "${1:-}" = fuzz ]; then
+  # `scripts/setup.sh fuzz`: cargo-fuzz for fuzz/ (scripts/fuzz.sh), on the stable toolchain.
+  need_fuzz=1
+elif [ "${1:-}" = refs ]; then
   for p in build-essential autoconf automake libtool pkg-config makepp libalglib-dev libasio-dev \
     libboost-system-dev libboost-dev libprotobuf-dev protobuf-compiler libjemalloc-dev libssl-dev \
     libncurses-dev zlib1g-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need_refs+=("$p")
   done
 elif [ $# -gt 0 ]; then
-  echo "setup: unknown argument $1 (the only one is \`refs\`)" >&2
+  echo "setup: unknown argument $1 (the only ones are \`refs\` and \`fuzz\`)" >&2
   exit 2
 fi
 
@@ -76,6 +80,10 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+if [ "$need_fuzz" -eq 1 ] && ! command -v cargo-fuzz >/dev/null 2>&1; then
+  # libFuzzer's C++ sources are compiled by libfuzzer-sys with the C++ compiler of build-essential.
+  cargo install -q --locked cargo-fuzz --version 0.13.2
+fi
 
 # The report package in a project-local venv; reinstalled when python/pyproject.toml changes.
 # Its dev extra brings pytest, ruff and maturin (which `make python-ext` builds the alcc package with).
