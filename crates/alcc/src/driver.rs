@@ -20,11 +20,12 @@ use std::os::fd::AsRawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use alcc_cc::Time;
 
 use crate::flow::{Flow, Next};
+use crate::step_latency::{LatencyRecorder, StepLatency};
 use crate::sys::{self, Epoll, EventFd, TimerFd};
 
 /// A sending flow's number in the process's driver. Ids are below 2^63, so that an epoll
@@ -83,6 +84,7 @@ pub(crate) struct Driver {
     flows: AtomicUsize,
     cpu_ns: AtomicU64,
     wakeups: AtomicU64,
+    latency: LatencyRecorder,
 }
 
 /// The driver started in this process (or, in a forked child, the parent's until replaced).
@@ -138,6 +140,7 @@ fn start() -> Result<Arc<Driver>, String> {
             flows: AtomicUsize::new(0),
             cpu_ns: AtomicU64::new(0),
             wakeups: AtomicU64::new(0),
+            latency: LatencyRecorder::new(),
         });
         epoll.add(driver.eventfd.raw(), libc::EPOLLIN as u32, Token::Wake.encode())?;
         epoll.add(timer.raw(), libc::EPOLLIN as u32, Token::Timer.encode())?;
@@ -196,6 +199,11 @@ impl Driver {
         self.wakeups.load(Ordering::Relaxed)
     }
 
+    /// Durations of the thread's steps and wake-ups so far.
+    pub fn step_latency(&self) -> StepLatency {
+        self.latency.snapshot()
+    }
+
     /// CPU time the driver thread has used (updated before it sleeps).
     pub fn cpu_time(&self) -> Duration {
         Duration::from_nanos(self.cpu_ns.load(Ordering::Relaxed))
@@ -208,6 +216,8 @@ struct Loop<'a> {
     flows: HashMap<FlowId, Flow>,
     deadlines: BinaryHeap<Reverse<(Time, FlowId)>>,
     due: Vec<FlowId>,
+    /// This wake-up's step durations, nanoseconds (recorded at its end).
+    step_ns: Vec<u64>,
 }
 
 /// The error of every flow once the driver thread has died.
@@ -216,7 +226,14 @@ pub(crate) fn died_error() -> io::Error {
 }
 
 fn run(driver: &Driver, epoll: &Epoll, timer: &TimerFd) {
-    let mut l = Loop { driver, epoll, flows: HashMap::new(), deadlines: BinaryHeap::new(), due: Vec::new() };
+    let mut l = Loop {
+        driver,
+        epoll,
+        flows: HashMap::new(),
+        deadlines: BinaryHeap::new(),
+        due: Vec::new(),
+        step_ns: Vec::new(),
+    };
     if let Err(payload) = catch_unwind(AssertUnwindSafe(|| serve(&mut l, timer))) {
         l.die(&panic_message(payload.as_ref()));
     }
@@ -235,7 +252,9 @@ fn serve(l: &mut Loop<'_>, timer: &TimerFd) {
             continue;
         }
         driver.wakeups.fetch_add(1, Ordering::Relaxed);
+        let woke = Instant::now();
         l.due.clear();
+        l.step_ns.clear();
         for ev in &events {
             match Token::decode(ev.u64) {
                 Token::Wake => {
@@ -285,6 +304,8 @@ fn serve(l: &mut Loop<'_>, timer: &TimerFd) {
             armed = next;
         }
         driver.flows.store(l.flows.len(), Ordering::Relaxed);
+        let round = u64::try_from(woke.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        driver.latency.record_round(&l.step_ns, round);
     }
 }
 
@@ -323,6 +344,7 @@ impl Loop<'_> {
 
     fn step(&mut self, id: FlowId, now: Time) {
         let Some(flow) = self.flows.get_mut(&id) else { return };
+        let started = Instant::now();
         let next = catch_unwind(AssertUnwindSafe(|| flow.step(now))).unwrap_or_else(|payload| {
             // The flow's state may be half-updated: it ends here, the others go on.
             let message =
@@ -331,6 +353,7 @@ impl Loop<'_> {
             flow.shared.notify();
             Next::Release
         });
+        self.step_ns.push(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX));
         match next {
             Next::Keep(wake) => {
                 // An earlier wake-up already scheduled serves as well (the step re-plans).

@@ -76,6 +76,7 @@ pub mod options;
 pub mod receive_window;
 pub mod receiver;
 pub mod sent_chunks;
+pub mod step_latency;
 pub mod stream;
 #[allow(unsafe_code)] // the crate's one module of system calls; every block has a SAFETY line
 pub mod sys;
@@ -91,5 +92,6 @@ pub use mode::Mode;
 pub use options::{check_spec, check_spec_for, Options};
 pub use receive_window::{ReceiveWindow, WindowControl, WindowStats};
 pub use receiver::{AlccReceiver, ReceiverStats};
+pub use step_latency::{Percentiles, StepLatency};
 pub use stream::{driver_stats, AlccStream, DriverStats, InfoHandle};
 pub use underlay::{Policy, Underlay};

@@ -540,10 +540,17 @@ pub struct DriverStats {
     pub cpu_time: Duration,
     /// Times it woke up.
     pub wakeups: u64,
+    /// How long its steps and wake-ups took (percentiles since it started).
+    pub step_latency: crate::step_latency::StepLatency,
 }
 
 /// What the process's driver thread has done so far (starts it if needed).
 pub fn driver_stats() -> io::Result<DriverStats> {
     let d = driver::get()?;
-    Ok(DriverStats { flows: d.flows(), cpu_time: d.cpu_time(), wakeups: d.wakeups() })
+    Ok(DriverStats {
+        flows: d.flows(),
+        cpu_time: d.cpu_time(),
+        wakeups: d.wakeups(),
+        step_latency: d.step_latency(),
+    })
 }
