@@ -46,7 +46,7 @@ lint: setup
 test: lint refs python-ext fuzz-quick
 	CARGO="$(CARGO)" MVN="$(MVN)" ./scripts/test.sh
 
-# The cargo-fuzz targets (fuzz/README.md) on stable Rust: 8 s each in make test, 5 minutes each
+# The cargo-fuzz targets (fuzz/README.md) on stable Rust: 5 s each in make test, 5 minutes each
 # in `make fuzz` (at nice 19; the long run's figures are in fuzz/README.md).
 fuzz-quick:
 	./scripts/setup.sh fuzz

@@ -4,7 +4,7 @@
 # nightly; Rust code is memory-safe without it, and a panic or failed assertion is a finding).
 #
 # Usage: scripts/fuzz.sh [--quick | --seconds S] [TARGET...]
-#   --quick      every target for 8 s (`make fuzz-quick`, part of `make test`: about a minute
+#   --quick      every target for 5 s (`make fuzz-quick`, part of `make test`: about 40 s
 #                after the build)
 #   --seconds S  every target for S seconds (default 300: the long run)
 #   TARGET...    only these targets (default: all, `cargo fuzz list`)
@@ -19,7 +19,7 @@ seconds=300
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) seconds=8 ;;
+    --quick) seconds=5 ;;
     --seconds) seconds="$2"; shift ;;
     -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown argument $1" >&2; exit 2 ;;
