@@ -79,6 +79,7 @@ download() {
     alcc) server=("$A" serve --cc "$cc") ;;
     before) server=("$before" serve --cc "$cc") ;;
   esac
+  : >"$out/$tag.addr"
   "$@" "${server[@]}" --port 0 --bind 127.0.0.1 --underlay cubic --bytes "$size" --http --count 1 \
     --rusage "$out/$tag.rusage.json" >"$out/$tag.addr" 2>"$out/$tag.err" &
   local pid=$! i=0
