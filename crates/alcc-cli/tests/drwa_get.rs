@@ -53,7 +53,7 @@ fn drwa_and_the_static_cap_download_a_file_byte_identical() {
 fn drwa_works_unprivileged() {
     let dir = TmpDir::new("drwa-nobody");
     let src = dir.path("src");
-    std::fs::write(&src, content(8 << 20)).unwrap();
+    std::fs::write(&src, content(128 << 20)).unwrap();
     let (mut server, port) = serve(&src);
     let addr = format!("127.0.0.1:{port}");
     let root = std::fs::read_to_string("/proc/self/status")
@@ -76,7 +76,7 @@ fn drwa_works_unprivileged() {
     };
     let stderr = check(&out);
     server.wait().unwrap();
-    assert!(stderr.contains(&format!("{} bytes", 8 << 20)), "{stderr}");
+    assert!(stderr.contains(&format!("{} bytes", 128 << 20)), "{stderr}");
     let changes: u64 = stderr
         .split(" clamp changes")
         .next()
