@@ -59,7 +59,7 @@ fn framed_transfer_arrives_intact_within_the_window() {
 
 #[test]
 fn sprout_runs_with_its_forecaster_at_the_receiver() {
-    let total = 4 << 20;
+    let total = 64 << 20;
     let ((got, got_sum), sum, info, stats) = framed_transfer("sprout", total);
     assert_eq!((got, got_sum), (total, sum));
     assert_eq!(stats.sender_spec.as_deref(), Some("sprout"));
