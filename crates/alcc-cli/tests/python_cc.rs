@@ -12,7 +12,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{pattern, spawn_listening, wait_ok, TmpDir, ALCC};
+use common::{served, spawn_listening, wait_ok, TmpDir, ALCC};
 
 /// The repository root (examples/ and .venv/ are there).
 fn repo() -> PathBuf {
@@ -54,13 +54,6 @@ fn download(port: &str) -> std::io::Result<Vec<u8>> {
     Ok(data)
 }
 
-/// The first `n` bytes of the pattern `alcc serve --bytes` sends.
-fn expected(n: usize) -> Vec<u8> {
-    let mut want = vec![0u8; n];
-    pattern(0, &mut want);
-    want
-}
-
 #[test]
 fn a_python_vegas_serves_a_download_intact() {
     let Some(venv) = venv() else { return };
@@ -73,7 +66,7 @@ fn a_python_vegas_serves_a_download_intact() {
     let data = download(&port).unwrap();
     let log = wait_ok(server);
     assert_eq!(data.len(), n, "server said: {log}");
-    assert!(data == expected(n), "the bytes differ from the pattern");
+    assert!(data == served(n), "the bytes differ from what alcc serve sends");
     assert!(log.contains(&format!("{n} bytes in")), "{log}");
 }
 
@@ -125,7 +118,7 @@ fn a_raising_controller_fails_its_flow_only_with_the_traceback() {
     assert!(log.contains("ZeroDivisionError: the first flow gives up here"), "{log}");
     assert!(log.contains("Traceback"), "{log}");
     assert_eq!(second.len(), n, "{log}");
-    assert!(second == expected(n), "the second download's bytes differ");
+    assert!(second == served(n), "the second download's bytes differ");
 }
 
 #[test]

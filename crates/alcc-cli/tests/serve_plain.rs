@@ -5,10 +5,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{pattern, serve_plain, TmpDir, ALCC};
-
-/// Size of the block `--bytes` repeats (serve_plain.rs).
-const BLOCK: usize = 8 << 20;
+use common::{pattern, serve_plain, served, TmpDir, ALCC, BLOCK};
 
 /// Waits (at most 30 s) for the server to exit; returns its stderr.
 fn wait_ok(child: std::process::Child) -> String {
@@ -34,12 +31,11 @@ fn generated_bytes_are_the_pattern_block_repeated_and_rusage_is_written() {
     assert!(got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
     let log = wait_ok(child);
     assert!(log.contains(&format!("{n} bytes")) && log.contains("complete"), "{log}");
-    let mut block = vec![0u8; BLOCK];
-    pattern(0, &mut block);
+    let want = served(n);
     let data = std::fs::read(&out).unwrap();
     assert_eq!(data.len(), n);
-    for (i, chunk) in data.chunks(BLOCK).enumerate() {
-        assert!(chunk == &block[..chunk.len()], "block {i} differs");
+    for (i, (got, want)) in data.chunks(BLOCK).zip(want.chunks(BLOCK)).enumerate() {
+        assert!(got == want, "block {i} differs");
     }
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&rusage).unwrap()).unwrap();
     assert!(r["cpu_s"].as_f64().unwrap() > 0.0 && r["max_rss_kb"].as_u64().unwrap() > 0, "{r}");

@@ -35,13 +35,24 @@ impl Drop for TmpDir {
     }
 }
 
-/// Fills `buf` with the test pattern starting at byte `offset` of the stream (the bytes
-/// `alcc serve --bytes` sends, and `serve-plain`'s repeated block).
+/// Fills `buf` with the test pattern starting at byte `offset` of the stream (the first
+/// [`BLOCK`] bytes of it are what the servers repeat, see [`served`]).
 pub fn pattern(offset: u64, buf: &mut [u8]) {
     for (i, b) in buf.iter_mut().enumerate() {
         let x = (offset + i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         *b = (x >> 56) as u8 ^ (x >> 23) as u8;
     }
+}
+
+/// The size of the block `alcc serve --bytes` and `alcc serve-plain --bytes` repeat.
+pub const BLOCK: usize = 8 << 20;
+
+/// The `n` bytes `alcc serve --bytes n` and `alcc serve-plain --bytes n` send: the first
+/// [`BLOCK`] bytes of [`pattern`], repeated.
+pub fn served(n: usize) -> Vec<u8> {
+    let mut block = vec![0u8; BLOCK.min(n)];
+    pattern(0, &mut block);
+    block.iter().copied().cycle().take(n).collect()
 }
 
 /// Writes `len` bytes of deterministic content that is not periodic on any small scale
