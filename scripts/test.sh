@@ -13,6 +13,8 @@ trap './scripts/skipped.sh "$ALCC_SKIP_LOG"' EXIT
 # The 1000-flow test needs about three descriptors per flow.
 ulimit -n "$(ulimit -Hn)"
 ${CARGO:-cargo} test --workspace --release
+# The engine's optional tokio feature (AsyncRead/AsyncWrite over the readiness descriptor).
+${CARGO:-cargo} test --release -p alcc --features tokio --test tokio_server
 .venv/bin/python -m pytest -q python/tests
 (cd java && ${MVN:-mvn -B -q} verify)
 ./scripts/test-uplink-quick.sh

@@ -36,6 +36,8 @@
 //! - [`exit`]: the process's exit hook ([`flush_at_exit`]): flows still holding queued bytes
 //!   are closed and handed to the kernel within a bounded linger, never silently dropped.
 //! - [`wire`]: framed and UDP mode's wire format (docs/wire-format.md).
+//! - `tokio_io` (feature `tokio`): `AsyncAlccStream` (tokio's AsyncRead/AsyncWrite, waiting
+//!   on the flow's readiness descriptor) and `AsyncAlccListener`.
 //! - [`sys`]: every system call, and all of the crate's `unsafe`.
 //!
 //! # Modes
@@ -80,6 +82,8 @@ pub mod step_latency;
 pub mod stream;
 #[allow(unsafe_code)] // the crate's one module of system calls; every block has a SAFETY line
 pub mod sys;
+#[cfg(feature = "tokio")]
+pub mod tokio_io;
 mod transport;
 pub mod underlay;
 pub mod wire;
@@ -94,4 +98,6 @@ pub use receive_window::{ReceiveWindow, WindowControl, WindowStats};
 pub use receiver::{AlccReceiver, ReceiverStats};
 pub use step_latency::{Percentiles, StepLatency};
 pub use stream::{driver_stats, AlccStream, DriverStats, InfoHandle};
+#[cfg(feature = "tokio")]
+pub use tokio_io::{AsyncAlccListener, AsyncAlccStream};
 pub use underlay::{Policy, Underlay};

@@ -696,3 +696,29 @@ pub fn connect(fd: RawFd, addr: &std::net::SocketAddr) -> io::Result<()> {
         Err(e) => Err(e),
     }
 }
+
+/// A descriptor someone else owns, watched by tokio's reactor (the `tokio` feature).
+#[cfg(feature = "tokio")]
+pub struct Watched(RawFd);
+
+#[cfg(feature = "tokio")]
+impl AsRawFd for Watched {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0
+    }
+}
+
+/// Registers `fd` with the current tokio runtime's reactor for `interest`. The caller keeps
+/// `fd` open, and its number unreused, for as long as the returned `AsyncFd` lives
+/// (`tokio_io::AsyncAlccStream` drops its `AsyncFd`s before the stream that owns the
+/// descriptors: field order).
+#[cfg(feature = "tokio")]
+pub(crate) fn watch(
+    fd: RawFd,
+    interest: tokio::io::Interest,
+) -> io::Result<tokio::io::unix::AsyncFd<Watched>> {
+    // SAFETY: the caller's contract above: `fd` stays open and is not replaced while the
+    // AsyncFd is registered; the AsyncFd never closes it (Watched does not own it).
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(Watched(fd), interest) }
+        .map_err(io::Error::from)
+}
