@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 
 pub mod columns;
+pub mod delivery;
 pub mod errors;
 pub mod json;
 pub mod sim;

@@ -16,8 +16,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::columns::{or_nan, Column, Table};
+use crate::delivery::Delivery;
 use crate::{errors, json};
-use alcc_python_cc::controller::{ControllerError, Hooks, OnError, PyController};
+use alcc_python_cc::controller::{ControllerError, Hooks, OnError};
 
 /// The bottleneck and how to name it: a Mahimahi trace file or a constant rate.
 fn capacity(trace: Option<PathBuf>, rate_mbps: Option<f64>) -> PyResult<(Capacity, String)> {
@@ -42,9 +43,11 @@ fn capacity(trace: Option<PathBuf>, rate_mbps: Option<f64>) -> PyResult<(Capacit
 /// `acks` and `series` as `{column: (dtype, bytes)}`. With `controller` (an `alcc.Controller`
 /// instance, `hooks` the names of the hooks its class overrides) that controller runs and `cc`
 /// only names it; an exception it raised is `alcc.ControllerError` with its traceback.
+/// `delivery` is `inline` or `batch:acks=N` / `batch:rtt` ([`Delivery`]).
 #[pyfunction]
 #[pyo3(signature = (*, cc, trace=None, rate_mbps=None, delay_ms=20.0, queue="packets=1000", loss=0.0,
-                    duration_s=60.0, seed=1, acks="every", controller=None, hooks=Vec::new()))]
+                    duration_s=60.0, seed=1, acks="every", controller=None, hooks=Vec::new(),
+                    delivery="inline"))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
@@ -59,7 +62,14 @@ pub fn simulate<'py>(
     acks: &str,
     controller: Option<Py<PyAny>>,
     hooks: Vec<String>,
+    delivery: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let delivery = Delivery::parse(delivery)?;
+    if delivery == Delivery::Thread {
+        return Err(errors::invalid(
+            "delivery=\"thread\" is for streams; the simulator runs inline or batch:...",
+        ));
+    }
     let (capacity, link) = capacity(trace, rate_mbps)?;
     if !(delay_ms.is_finite() && delay_ms >= 0.0) {
         return Err(errors::invalid(format!("delay_ms must be a non-negative number, got {delay_ms}")));
@@ -78,9 +88,9 @@ pub fn simulate<'py>(
     let run = match controller {
         // A Python controller takes the GIL at every hook: keep it for the run.
         Some(object) => {
-            let controller = PyController::new(py, object, Hooks::from_names(&hooks), OnError::Record)?;
-            let failure = controller.failure();
-            let run = scenario.run_with(Box::new(controller), None).map_err(errors::sim)?;
+            let (controller, failure) =
+                delivery.controller(py, object, Hooks::from_names(&hooks), OnError::Record)?;
+            let run = scenario.run_with(controller, None).map_err(errors::sim)?;
             if let Some(traceback) = failure.get() {
                 return Err(ControllerError::new_err(format!("the controller {cc} raised:\n{traceback}")));
             }

@@ -22,9 +22,9 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::delivery::Delivery;
 use crate::{errors, json};
-use alcc_python_cc::controller::{ControllerError, Failure, Hooks, OnError, PyController};
-use alcc_python_cc::threaded::Threaded;
+use alcc_python_cc::controller::{ControllerError, Failure, Hooks, OnError};
 
 /// The controller of a new stream: a spec, or a Python controller instance and its hooks.
 #[derive(FromPyObject)]
@@ -44,28 +44,6 @@ fn options(name: &str, spec: Option<&str>, underlay: &str, mode: &str) -> PyResu
         alcc::check_spec_for(spec, mode).map_err(errors::engine)?;
     }
     Ok(Options::with_cc(name).underlay(underlay).mode(mode))
-}
-
-/// Where a Python controller's hooks run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Delivery {
-    /// On the engine's driver thread, each event as it happens (exact; a slow hook delays every
-    /// flow of the process).
-    Inline,
-    /// On a thread of the controller's own, in batches ([`Threaded`]; one slow controller
-    /// delays only its own flow; decisions lag by the hooks' time).
-    Thread,
-}
-
-impl Delivery {
-    /// `inline` or `thread`.
-    fn parse(text: &str) -> PyResult<Delivery> {
-        match text {
-            "inline" => Ok(Delivery::Inline),
-            "thread" => Ok(Delivery::Thread),
-            _ => Err(PyValueError::new_err(format!("delivery must be inline or thread, not `{text}`"))),
-        }
-    }
 }
 
 /// An [`AlccStream`] on `tcp` under `cc`.
@@ -89,19 +67,8 @@ fn start(
                     opts.mode
                 )));
             }
-            let hooks = Hooks::from_names(hooks);
-            let (controller, failure): (Box<dyn alcc_cc::Controller>, Failure) = match delivery {
-                Delivery::Inline => {
-                    let controller = PyController::new(py, object, hooks, OnError::Unwind)?;
-                    let failure = controller.failure();
-                    (Box::new(controller), failure)
-                }
-                Delivery::Thread => {
-                    let controller = PyController::new(py, object, hooks, OnError::Record)?;
-                    let failure = controller.failure();
-                    (Box::new(Threaded::start(controller, hooks).map_err(errors::io)?), failure)
-                }
-            };
+            let (controller, failure) =
+                delivery.controller(py, object, Hooks::from_names(hooks), OnError::Unwind)?;
             let stream = py
                 .detach(|| AlccStream::from_tcp_with_controller(tcp, opts, controller))
                 .map_err(errors::engine)?;

@@ -21,6 +21,8 @@ use alcc_cc::Controller;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
+use crate::batch::AckBatch;
+
 pyo3::create_exception!(
     alcc,
     ControllerError,
@@ -89,6 +91,11 @@ pub struct Ack {
     pub delivered: u64,
     /// What `on_sent` returned for the packet.
     pub memo: u64,
+    /// ACKs this sample stands for: 1, or the batch's size under batched delivery (then
+    /// `bytes` is the batch's sum and the other fields are its latest ACK's).
+    pub count: u64,
+    /// The smallest RTT among them, seconds (`rtt` when `count` is 1).
+    pub min_rtt: f64,
 }
 
 /// A packet just sent, as `on_sent(now, packet)` sees it.
@@ -277,6 +284,32 @@ fn read_decision(value: &Bound<'_, PyAny>) -> PyResult<RustDecision> {
     })
 }
 
+impl PyController {
+    /// One `on_ack` call for a batch of ACKs ([`crate::batch`]).
+    pub fn on_ack_batch(&mut self, now: Time, batch: &AckBatch) {
+        self.deliver_ack(now, &batch.last, batch.count, batch.min_rtt);
+    }
+
+    /// Calls `on_ack` with `ack` standing for `count` ACKs whose smallest RTT is `min_rtt`.
+    fn deliver_ack(&mut self, now: Time, ack: &AckSample, count: u64, min_rtt: std::time::Duration) {
+        if !self.hooks.on_ack {
+            return;
+        }
+        let sample = Ack {
+            seq: ack.seq,
+            bytes: ack.bytes,
+            sent_at: secs(ack.sent_at),
+            rtt: duration_micros(ack.rtt) as f64 / 1e6,
+            bytes_in_flight: ack.bytes_in_flight,
+            delivered: ack.delivered,
+            memo: ack.memo,
+            count,
+            min_rtt: duration_micros(min_rtt) as f64 / 1e6,
+        };
+        self.call(|o| o.call_method1(pyo3::intern!(o.py(), "on_ack"), (secs(now), sample)).map(drop));
+    }
+}
+
 /// `traceback.format_exception` of `error`, joined; the plain message if that fails.
 pub fn format_exception(py: Python<'_>, error: &PyErr) -> String {
     let formatted = py
@@ -312,19 +345,7 @@ impl Controller for PyController {
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckSample) {
-        if !self.hooks.on_ack {
-            return;
-        }
-        let sample = Ack {
-            seq: ack.seq,
-            bytes: ack.bytes,
-            sent_at: secs(ack.sent_at),
-            rtt: duration_micros(ack.rtt) as f64 / 1e6,
-            bytes_in_flight: ack.bytes_in_flight,
-            delivered: ack.delivered,
-            memo: ack.memo,
-        };
-        self.call(|o| o.call_method1(pyo3::intern!(o.py(), "on_ack"), (secs(now), sample)).map(drop));
+        self.deliver_ack(now, ack, 1, ack.rtt);
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {

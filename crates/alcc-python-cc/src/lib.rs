@@ -5,11 +5,12 @@
 //! CPython to run `--cc py:module:Class`). Walk: [`controller`] is the adapter
 //! ([`PyController`](controller::PyController): a Python `alcc.Controller` instance behind the
 //! Rust trait, its events as `alcc.Ack`/`Sent`/`Loss`, its `alcc.Decision`), [`threaded`] runs
-//! one on a thread of its own, [`embed`] starts an interpreter in a Rust program and loads a
+//! one on a thread of its own, [`batch`] delivers its ACKs in batches, [`embed`] starts an interpreter in a Rust program and loads a
 //! controller class from a `py:module:Class` spec.
 
 #![deny(unsafe_code)]
 
+pub mod batch;
 pub mod controller;
 pub mod embed;
 pub mod threaded;

@@ -39,7 +39,11 @@ class Controller:
 
     def on_ack(self, now: float, ack: Ack) -> None:
         """A packet was acknowledged: ``ack.seq``, ``.bytes``, ``.sent_at`` (s), ``.rtt`` (s),
-        ``.bytes_in_flight``, ``.delivered``, ``.memo``."""
+        ``.bytes_in_flight``, ``.delivered``, ``.memo``, ``.count`` (1) and ``.min_rtt`` (= rtt).
+
+        Under batched delivery (``delivery="batch:acks=N"`` or ``"batch:rtt"``) one call stands for
+        ``ack.count`` ACKs: ``ack.bytes`` is their sum, ``ack.min_rtt`` their smallest RTT, the other
+        fields the latest ACK's."""
 
     def on_loss(self, now: float, loss: Loss) -> None:
         """A packet was declared lost: ``loss.seq``, ``.bytes``, ``.sent_at``, ``.bytes_in_flight``,

@@ -90,6 +90,7 @@ def sim(
     duration_s: float = 60.0,
     seed: int = 1,
     acks: str = "every",
+    delivery: str = "inline",
 ) -> SimResult:
     """Runs controller ``cc`` over a bottleneck given by a
     Mahimahi ``trace`` file or a constant ``rate_mbps``, with ``delay_ms`` one-way delay each way,
@@ -101,7 +102,8 @@ def sim(
     or a Python controller: an :class:`alcc.Controller` subclass (built with ``mss=1500`` and
     ``seed``), an instance, ``"py:module:Class"`` or a name given to :func:`alcc.register`. A
     Python controller that raises ends the run with :class:`alcc.ControllerError` carrying its
-    traceback.
+    traceback. ``delivery`` is how its ACKs reach it: ``"inline"`` (one ``on_ack`` per ACK),
+    ``"batch:acks=N"`` or ``"batch:rtt"`` (as in :func:`alcc.connect`).
     """
     name, python = resolve(cc)
     controller = None if python is None else instantiate(python, mss=PACKET_BYTES, seed=seed)
@@ -117,6 +119,7 @@ def sim(
         duration_s=duration_s,
         seed=seed,
         acks=acks,
+        delivery=delivery,
     )
     return SimResult(
         summary=raw["summary"],

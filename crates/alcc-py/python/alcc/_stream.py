@@ -114,11 +114,26 @@ class Stream:
             self.abort()
 
 
-def connect(host: str, port: int, *, cc="copa", underlay: str = "reno", mode: str = "kernel") -> Stream:
+def connect(
+    host: str,
+    port: int,
+    *,
+    cc="copa",
+    underlay: str = "reno",
+    mode: str = "kernel",
+    delivery: str = "inline",
+) -> Stream:
     """Connects to ``(host, port)`` and returns a :class:`Stream` sending under ``cc`` over the
-    kernel congestion control ``underlay`` in ``mode`` (``kernel`` or ``framed``)."""
+    kernel congestion control ``underlay`` in ``mode`` (``kernel`` or ``framed``).
+
+    ``delivery`` says how a Python controller's events reach it: ``"inline"`` (each event on the
+    engine's driver thread), ``"thread"`` (on a thread of its own, in batches of whatever
+    queued), ``"batch:acks=N"`` (on the driver thread, one ``on_ack`` per N ACKs with their bytes
+    summed and ``ack.count`` = N) or ``"batch:rtt"`` (one ``on_ack`` per round trip)."""
     name, controller, hooks = _controller(cc)
-    native = _alcc.connect(host, port, cc=controller, name=name, underlay=underlay, mode=mode, hooks=hooks)
+    native = _alcc.connect(
+        host, port, cc=controller, name=name, underlay=underlay, mode=mode, hooks=hooks, delivery=delivery
+    )
     return Stream(native, controller if isinstance(controller, Controller) else None)
 
 
