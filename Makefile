@@ -8,7 +8,7 @@ CHECKOUT := $(if $(filter %/.git,$(GIT_COMMON)),$(patsubst %/.git,%,$(GIT_COMMON
 export ALCC_TRACE_DIR ?= $(abspath $(CHECKOUT)/../shared/traces)
 export ALCC_REFS_SRC ?= $(abspath $(CHECKOUT)/../shared/refs)
 
-.PHONY: setup build python-ext refs test lint fmt bench demo clean fuzz-quick fuzz
+.PHONY: setup build python-ext python-docs refs test lint fmt bench demo clean fuzz-quick fuzz
 
 setup:
 	./scripts/setup.sh
@@ -25,6 +25,13 @@ build: setup python-ext
 # (which maturin >= 1.9 sets itself) leaves libpython unlinked, as an extension module must.
 python-ext: setup
 	PYO3_BUILD_EXTENSION_MODULE=1 VIRTUAL_ENV=$(abspath .venv) .venv/bin/maturin develop --release --quiet -m crates/alcc-py/Cargo.toml
+
+# The `alcc` Python package's API reference, generated from its docstrings by pdoc (HTML, one
+# page, searchable) into target/python-docs; python/tests/test_api_docs.py checks every public
+# name has a docstring and a section.
+python-docs: python-ext
+	.venv/bin/python -m pdoc alcc -o target/python-docs
+	@echo "open target/python-docs/alcc.html"
 
 # The authors' Verus, Copa and Sprout (the ref-X schemes), built from their tarballs in
 # $(ALCC_REFS_SRC) into target/refs; setup.sh installs their build dependencies.
