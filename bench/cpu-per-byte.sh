@@ -2,7 +2,10 @@
 # Sender CPU per byte (issue 18 item 1): one flow on loopback, `alcc serve` in kernel mode under an
 # unbounded controller (`--cc fixed`: window and rate unbounded, so the engine's mechanism and
 # nothing else is measured) against the plain kernel writer `alcc serve-plain` (sendfile(2) from
-# an in-memory file), side by side in one run. Each round downloads SIZE bytes by
+# an in-memory file), side by side in one run. `alcc serve` is measured on both of its paths:
+# `alcc` hands the stream ranges of an in-memory file (`--send file`, AlccStream::send_file: the
+# engine sends them by sendfile, nothing copied in user space) and `write` writes the bytes
+# (`--send write`, std::io::Write: every byte copied into the flow's queue, then by sendmsg). Each round downloads SIZE bytes by
 # `curl -o /dev/null` from each server (alternating which goes first); the figure is the
 # server process's own CPU time (getrusage: user + system, so other processes' load disturbs it
 # far less than wall time) per GB, medians over the rounds, and the ratio alcc / plain.
@@ -77,6 +80,7 @@ download() {
   case "$kind" in
     plain) server=("$A" serve-plain) ;;
     alcc) server=("$A" serve --cc "$cc") ;;
+    write) server=("$A" serve --cc "$cc" --send write) ;;
     before) server=("$before" serve --cc "$cc") ;;
   esac
   : >"$out/$tag.addr"
@@ -96,7 +100,7 @@ download() {
 echo "== loopback, one flow: $rounds rounds of $size bytes, curl -o /dev/null; alcc serve --cc $cc vs serve-plain"
 echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, $(uname -r)"
 uptime
-kinds=(plain alcc)
+kinds=(plain alcc write)
 [ -n "$before" ] && kinds+=(before)
 for r in $(seq 1 "$rounds"); do
   # Each round starts with the next server: every one goes first as often as the others.
@@ -119,6 +123,8 @@ for kind in "${kinds[@]}"; do
 done
 # shellcheck disable=SC2154 # set by eval above
 awk -v pc="$plain_cpu" -v ac="$alcc_cpu" 'BEGIN {printf "alcc / plain: CPU %.2fx\n", ac / pc}'
+# shellcheck disable=SC2154 # set by eval above
+awk -v pc="$plain_cpu" -v wc="$write_cpu" 'BEGIN {printf "write / plain: CPU %.2fx\n", wc / pc}'
 if [ -n "$before" ]; then
   # shellcheck disable=SC2154 # set by eval above
   awk -v pc="$plain_cpu" -v bc="$before_cpu" 'BEGIN {printf "before / plain: CPU %.2fx\n", bc / pc}'

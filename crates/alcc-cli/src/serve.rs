@@ -58,6 +58,13 @@ pub struct ServeArgs {
     /// engine also keeps chunks under a quarter of the window and 1 ms at the pacing rate).
     #[arg(long, default_value_t = 256 << 10)]
     chunk: u64,
+    /// How the bytes reach the stream: `file` (the default) hands it ranges of the file (of an
+    /// in-memory file holding the generated block, for `--bytes`) by reference
+    /// (`AlccStream::send_file`): nothing is copied in user space, and kernel mode sends them
+    /// by sendfile(2) as `serve-plain` does; `write` reads them into a buffer and writes them
+    /// (`std::io::Write`), which copies every byte into the flow's queue.
+    #[arg(long, value_enum, default_value_t = SendPath::File)]
+    send: SendPath,
     /// Serve this file.
     #[arg(long, conflicts_with = "bytes")]
     file: Option<PathBuf>,
@@ -91,6 +98,61 @@ pub struct ServeArgs {
     /// Give up flushing a connection after this many seconds.
     #[arg(long, default_value_t = 600)]
     close_timeout: u64,
+}
+
+/// How `alcc serve` hands its bytes to the stream.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendPath {
+    /// File ranges by reference (`AlccStream::send_file`).
+    File,
+    /// Bytes copied in (`std::io::Write`).
+    Write,
+}
+
+/// Where a download's bytes come from.
+enum Content {
+    /// A file of `len` bytes, served once.
+    File { file: File, len: u64 },
+    /// The generated block in an in-memory file, served over and over ([`content_memfd`]).
+    Block(Arc<File>),
+}
+
+impl Content {
+    /// The content of `--file F` or `--bytes N`.
+    fn open(args: &ServeArgs) -> Result<Content> {
+        match &args.file {
+            Some(path) => {
+                let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+                let len = file.metadata().with_context(|| format!("reading {}", path.display()))?.len();
+                Ok(Content::File { file, len })
+            }
+            None => Ok(Content::Block(content_memfd()?)),
+        }
+    }
+
+    /// The next piece from offset `sent` of the download, at most `want` bytes: the file and
+    /// the range of it to send.
+    fn piece(&self, sent: u64, want: u64) -> (&File, u64, u64) {
+        match self {
+            Content::File { file, len } => (file, sent, want.min(len.saturating_sub(sent))),
+            Content::Block(file) => {
+                let at = sent % BLOCK as u64;
+                (file, at, want.min(BLOCK as u64 - at))
+            }
+        }
+    }
+}
+
+/// The generated block ([`content_block`]) in an in-memory file (memfd), made once: what
+/// `--send file` hands the stream (`serve-plain --bytes` sends the same bytes from its own).
+pub fn content_memfd() -> Result<Arc<File>> {
+    static MEMFD: OnceLock<Arc<File>> = OnceLock::new();
+    if let Some(f) = MEMFD.get() {
+        return Ok(f.clone());
+    }
+    let mut file = crate::sys::memfd("alcc-serve").context("memfd_create")?;
+    file.write_all(content_block()).context("filling the memfd")?;
+    Ok(MEMFD.get_or_init(|| Arc::new(file)).clone())
 }
 
 /// The generated content: byte `i` of every download (deterministic, so checksums compare).
@@ -298,8 +360,11 @@ fn serve_one(
             Duration::from_millis(args.telemetry_interval_ms.max(1)),
         )
     });
-    let mut buf = vec![0u8; 256 << 10];
-    let mut file = args.file.as_ref().map(File::open).transpose()?;
+    let content = Content::open(args)?;
+    let mut buf = match args.send {
+        SendPath::Write => vec![0u8; 256 << 10],
+        SendPath::File => Vec::new(),
+    };
     let mut sent = 0u64;
     let deadline = args
         .seconds
@@ -314,32 +379,50 @@ fn serve_one(
             }
             stream.set_write_timeout(Some(left));
         }
-        let want = (size - sent).min(buf.len() as u64) as usize;
-        let bytes = match file.as_mut() {
-            Some(f) => {
-                let n = f.read(&mut buf[..want])?;
-                &buf[..n]
+        let result = match args.send {
+            SendPath::File => {
+                // The rest of the file, or of the block, at once: the stream takes a range whole.
+                let (file, offset, len) = content.piece(sent, size - sent);
+                if len == 0 {
+                    bail!("file shrank while serving");
+                }
+                stream.send_file(file, offset, len)
             }
-            None => {
-                // Straight from the block: no copy, no work per byte in the application.
-                let at = (sent % BLOCK as u64) as usize;
-                &content_block()[at..at + want.min(BLOCK - at)]
+            SendPath::Write => {
+                let (mut file, offset, len) = content.piece(sent, (size - sent).min(buf.len() as u64));
+                let bytes = match &content {
+                    // Straight from the block: no work per byte in the application.
+                    Content::Block(_) => &content_block()[offset as usize..(offset + len) as usize],
+                    Content::File { .. } => {
+                        let n = file.read(&mut buf[..len as usize])?;
+                        &buf[..n]
+                    }
+                };
+                if bytes.is_empty() {
+                    bail!("file shrank while serving");
+                }
+                stream.write_all(bytes).map(|()| bytes.len() as u64)
             }
         };
-        let n = bytes.len();
-        if n == 0 {
-            bail!("file shrank while serving");
-        }
-        match stream.write_all(bytes) {
+        match result {
             Err(e) if e.kind() == io::ErrorKind::TimedOut && deadline.is_some() => {
                 stream.abort();
                 return Ok(sent);
             }
-            r => r?,
+            r => sent += r?,
         }
-        sent += n as u64;
     }
-    stream.close(Some(Duration::from_secs(args.close_timeout)))?;
+    let close_timeout = Duration::from_secs(args.close_timeout);
+    let Some(deadline) = deadline else {
+        stream.close(Some(close_timeout))?;
+        return Ok(sent);
+    };
+    // A file range is queued whole: the deadline holds while the queue drains too.
+    let left = deadline.saturating_duration_since(Instant::now());
+    match stream.close_ref(Some(left.min(close_timeout))) {
+        Err(e) if e.kind() == io::ErrorKind::TimedOut && left < close_timeout => stream.abort(),
+        r => r?,
+    }
     Ok(sent)
 }
 

@@ -7,7 +7,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,12 +15,14 @@ use std::time::Duration;
 use crate::driver::{self, Driver, FlowId};
 use crate::error::{Error, Result};
 use crate::flow::control::Control;
-use crate::flow::shared::{ControlChange, Ending, Shared, Wait};
+use crate::flow::send_queue::FileRange;
+use crate::flow::shared::{ControlChange, Ending, Shared, SharedState, Wait};
 use crate::flow::Flow;
 use crate::info::FlowInfo;
 use crate::mode::Mode;
 use crate::options::Options;
 use crate::sys;
+use crate::transport::kernel::FileSends;
 use crate::transport::Transport;
 use crate::underlay::{FlowUnderlay, Underlay};
 use crate::wire::udp::parse_datagram;
@@ -67,18 +69,21 @@ impl AlccStream {
     /// yet, and sends on it under `options` in kernel or framed mode.
     pub fn from_tcp(tcp: TcpStream, options: &Options) -> Result<AlccStream> {
         tcp.set_nonblocking(true)?;
-        AlccStream::from_shared_fd(tcp.into(), options)
+        let control = Control::build(&options.cc, options, options.mode)?;
+        AlccStream::from_fd_under(tcp.into(), options, control, FileSends::Sendfile)
     }
 
     /// Takes over a connected TCP socket like [`from_tcp`](Self::from_tcp), but leaves its
     /// file status flags alone: `fd` may be a `dup` of a descriptor the application keeps
     /// using (reading from it, polling it, closing it), and O_NONBLOCK belongs to the open
     /// file that all those descriptors share. The engine needs no O_NONBLOCK: every call it
-    /// makes on the socket passes MSG_DONTWAIT. End such a stream with
+    /// makes on the socket passes MSG_DONTWAIT (so a range handed to
+    /// [`send_file`](Self::send_file) is read into a buffer and written, not sent by
+    /// sendfile(2), which has no such flag). End such a stream with
     /// [`release`](Self::release) when the application's descriptor closes.
     pub fn from_shared_fd(fd: OwnedFd, options: &Options) -> Result<AlccStream> {
         let control = Control::build(&options.cc, options, options.mode)?;
-        AlccStream::from_fd_under(fd, options, control)
+        AlccStream::from_fd_under(fd, options, control, FileSends::Read)
     }
 
     /// Like [`from_tcp`](Self::from_tcp), under a controller of the application's own
@@ -91,12 +96,17 @@ impl AlccStream {
     ) -> Result<AlccStream> {
         let control = Control::Controlled { controller, pacer: alcc_cc::pacer::Pacer::new() };
         tcp.set_nonblocking(true)?;
-        AlccStream::from_fd_under(tcp.into(), options, control)
+        AlccStream::from_fd_under(tcp.into(), options, control, FileSends::Sendfile)
     }
 
-    fn from_fd_under(fd: OwnedFd, options: &Options, control: Control) -> Result<AlccStream> {
+    fn from_fd_under(
+        fd: OwnedFd,
+        options: &Options,
+        control: Control,
+        files: FileSends,
+    ) -> Result<AlccStream> {
         let transport = match options.mode {
-            Mode::Kernel => Transport::kernel(),
+            Mode::Kernel => Transport::kernel(files),
             Mode::Framed => Transport::framed(&options.cc)?,
             Mode::Udp => {
                 return Err(Error::Io(io::Error::new(
@@ -440,17 +450,55 @@ impl AlccStream {
         if buf.is_empty() {
             return Ok(0);
         }
+        let n = self.queue_with(nonblocking, "write", |st| st.queue.push(buf) as u64)?;
+        Ok(usize::try_from(n).unwrap_or(buf.len()))
+    }
+
+    /// Queues `len` bytes of `file` from `offset` by reference, after what was queued
+    /// before: the application copies nothing, and in kernel mode the driver sends them with
+    /// sendfile(2), so they never pass through user space (framed and UDP mode, and a stream
+    /// made by [`from_shared_fd`](Self::from_shared_fd), read each chunk into a buffer with
+    /// pread(2)). The whole range is taken unless the queue is full (it holds no memory), so
+    /// the return value is `len` (or 0 for an empty range); a full queue waits as
+    /// [`write`](Write::write) does (or `WouldBlock` when non-blocking).
+    ///
+    /// The stream keeps its own descriptor of the file (a dup; the file's position is never
+    /// used or moved) until the range is sent. The bytes sent are the file's when the driver
+    /// sends them, as with sendfile(2): they must not change until the flow has sent them
+    /// ([`flush`](Write::flush) waits for that), and a file that ends before the range
+    /// fails the flow with `UnexpectedEof`.
+    pub fn send_file(&self, file: impl AsFd, offset: u64, len: u64) -> io::Result<u64> {
+        if len == 0 {
+            return Ok(0);
+        }
+        offset.checked_add(len).filter(|end| i64::try_from(*end).is_ok()).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "alcc send_file: the range ends beyond 2^63")
+        })?;
+        let file = Arc::new(file.as_fd().try_clone_to_owned()?);
+        self.queue_with(self.nonblocking, "send_file", |st| {
+            st.queue.push_file(FileRange { file: file.clone(), offset, len })
+        })
+    }
+
+    /// Waits (as `nonblocking` and the write timeout allow) until the queue has room, then
+    /// queues with `push` and wakes the driver; `what` names the call in errors.
+    fn queue_with(
+        &self,
+        nonblocking: bool,
+        what: &str,
+        mut push: impl FnMut(&mut SharedState) -> u64,
+    ) -> io::Result<u64> {
         self.fail_if_inherited();
         let wait = Wait::up_to(self.write_timeout, nonblocking);
         let mut notify = false;
-        let n = self.shared.wait_for(wait, "write", |st| {
+        let n = self.shared.wait_for(wait, what, |st| {
             if st.ending.is_ended() || st.released {
                 return Some(Err(io::Error::new(io::ErrorKind::BrokenPipe, "alcc stream is closed")));
             }
             if st.queue.is_full() {
                 return None;
             }
-            let n = st.queue.push(buf);
+            let n = push(st);
             st.sync_readiness();
             notify = !st.wake_pending;
             st.wake_pending = true;

@@ -339,6 +339,25 @@ pub fn send_parts(fd: RawFd, parts: &[&[u8]], record: bool) -> io::Result<usize>
     cvt_size(unsafe { libc::sendmsg(fd, &msg, flags) })
 }
 
+/// sendfile(2): up to `len` bytes of `file` from `offset` into socket `fd`, in the kernel
+/// (the file's pages are spliced into the socket; no byte passes through user space). Does
+/// not block only if `fd`'s open file has O_NONBLOCK (sendfile takes no MSG_DONTWAIT).
+/// Returns the bytes sent; 0 means the file ended at `offset`.
+pub fn sendfile(fd: RawFd, file: RawFd, offset: u64, len: usize) -> io::Result<usize> {
+    let mut off = libc::off_t::try_from(offset)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "file offset beyond 2^63"))?;
+    // SAFETY: both are open descriptors; `off` lives across the call and sendfile updates it.
+    cvt_size(unsafe { libc::sendfile(fd, file, &mut off, len) })
+}
+
+/// pread(2): reads into `buf` from `offset` of `file` (0 at its end).
+pub fn pread(file: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let off = libc::off_t::try_from(offset)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "file offset beyond 2^63"))?;
+    // SAFETY: the pointer and length describe `buf`, which the kernel may fill.
+    cvt_size(unsafe { libc::pread(file, buf.as_mut_ptr().cast(), buf.len(), off) })
+}
+
 /// Reads into `buf` without blocking.
 pub fn recv_nonblocking(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     // SAFETY: the pointer and length describe `buf`, which the kernel may fill.

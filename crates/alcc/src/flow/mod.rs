@@ -9,6 +9,7 @@
 
 pub(crate) mod chunk;
 pub(crate) mod control;
+pub(crate) mod send_queue;
 pub(crate) mod shared;
 
 use std::io;
@@ -255,7 +256,7 @@ impl Flow {
             if st.queue.is_empty() {
                 return Ok(None);
             }
-            let queued = st.queue.len() as u64;
+            let queued = st.queue.len();
             let in_flight = self.chunks.bytes_in_flight();
             let len = match self.control.next_chunk(now, queued, in_flight, self.sizing(), &self.underlay) {
                 Allowance::Send(len) => len.min(self.transport.payload_limit().unwrap_or(u64::MAX)),
@@ -268,16 +269,19 @@ impl Flow {
                     return Ok(Some(now + STALL_POLL));
                 }
             };
+            let Some(payload) = st.queue.front(usize::try_from(len).unwrap_or(usize::MAX)) else {
+                return Ok(None);
+            };
             let chunk = OutChunk {
                 seq: self.chunks.next_seq(),
                 now,
                 hint: self.control.sender_hint(now),
-                parts: st.queue.front(len as usize),
+                payload,
                 record: self.control.writes_records(),
             };
             match self.transport.send(fd, chunk)? {
                 Some(n) => {
-                    st.queue.consume(n);
+                    st.queue.consume(n as u64);
                     self.record_sent(now, n as u64);
                 }
                 None => {
@@ -365,7 +369,7 @@ impl Flow {
     }
 
     fn publish(&self, st: &mut SharedState) {
-        let queued = st.queue.len() as u64;
+        let queued = st.queue.len();
         let info = &mut st.info;
         info.controller.clone_from(&self.spec);
         self.control.publish(info);

@@ -15,65 +15,15 @@
 //! a write that filled the queue, partial or not, the next edge comes when the driver has
 //! moved bytes out). Made on first use only: a flow nobody polls has no descriptor.
 
-use std::collections::VecDeque;
 use std::io;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::flow::control::Control;
+use crate::flow::send_queue::SendQueue;
 use crate::info::FlowInfo;
 use crate::sys;
 use crate::underlay::FlowUnderlay;
-
-/// Bytes the application wrote that the driver has not yet handed to the kernel.
-#[derive(Debug, Default)]
-pub(crate) struct SendQueue {
-    bytes: VecDeque<u8>,
-    capacity: usize,
-}
-
-impl SendQueue {
-    /// An empty queue that holds at most `capacity` bytes (at least 1).
-    pub fn new(capacity: usize) -> SendQueue {
-        SendQueue { bytes: VecDeque::new(), capacity: capacity.max(1) }
-    }
-
-    /// Bytes queued.
-    pub fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    /// Whether nothing is queued.
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-
-    /// Queues as much of `buf` as fits; returns how much.
-    pub fn push(&mut self, buf: &[u8]) -> usize {
-        let n = self.capacity.saturating_sub(self.bytes.len()).min(buf.len());
-        self.bytes.extend(&buf[..n]);
-        n
-    }
-
-    /// Whether the queue is full.
-    pub fn is_full(&self) -> bool {
-        self.bytes.len() >= self.capacity
-    }
-
-    /// The first `len` bytes (at most what is queued) as the ring buffer holds them: at most
-    /// two slices, handed to the kernel as they are (no copy in user space).
-    pub fn front(&self, len: usize) -> [&[u8]; 2] {
-        let (a, b) = self.bytes.as_slices();
-        let first = &a[..len.min(a.len())];
-        let second = &b[..(len - first.len()).min(b.len())];
-        [first, second]
-    }
-
-    /// Drops the first `n` bytes (they went to the kernel).
-    pub fn consume(&mut self, n: usize) {
-        self.bytes.drain(..n.min(self.bytes.len()));
-    }
-}
 
 /// A controller the application asked for ([`AlccStream::set_cc`](crate::AlccStream::set_cc)),
 /// waiting for the driver to put it in place.
@@ -289,22 +239,6 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn the_front_of_a_wrapped_queue_is_two_slices() {
-        let mut q = SendQueue::new(8);
-        assert_eq!(q.push(b"abcdefghij"), 8);
-        assert!(q.is_full());
-        q.consume(6);
-        assert_eq!(q.push(b"123456"), 6);
-        let [a, b] = q.front(5);
-        assert_eq!([a, b].concat(), b"gh123");
-        let [a, b] = q.front(100);
-        assert_eq!([a, b].concat(), b"gh123456");
-        q.consume(100);
-        assert!(q.is_empty());
-    }
 
     #[test]
     fn waits_end_with_the_result_a_failure_or_the_deadline() {
@@ -414,31 +348,5 @@ mod tests {
         let fd = shared.lock().readiness_fd().unwrap();
         assert!(!writable(fd));
         assert_eq!(shared.lock().readiness_fd().unwrap(), fd, "one descriptor per flow");
-    }
-
-    proptest! {
-        /// The queue behaves as a bounded FIFO of bytes, however it wraps.
-        #[test]
-        fn queue_is_a_bounded_fifo(ops in proptest::collection::vec((any::<bool>(), 0usize..40), 1..100)) {
-            let mut q = SendQueue::new(32);
-            let mut model: VecDeque<u8> = VecDeque::new();
-            let mut next = 0u8;
-            for (push, n) in ops {
-                if push {
-                    let data: Vec<u8> = (0..n).map(|_| { next = next.wrapping_add(1); next }).collect();
-                    let took = q.push(&data);
-                    prop_assert_eq!(took, n.min(32 - model.len()));
-                    model.extend(&data[..took]);
-                    next = next.wrapping_sub((n - took) as u8);
-                } else {
-                    let [a, b] = q.front(n);
-                    let want: Vec<u8> = model.iter().take(n).copied().collect();
-                    prop_assert_eq!([a, b].concat(), want);
-                    q.consume(n);
-                    model.drain(..n.min(model.len()));
-                }
-                prop_assert_eq!(q.len(), model.len());
-            }
-        }
     }
 }

@@ -13,7 +13,7 @@ use alcc_cc::{SenderHint, Time};
 
 use crate::feedback::framed::FramedFeedback;
 use crate::sys;
-use crate::transport::OutChunk;
+use crate::transport::{OutChunk, Payload};
 use crate::wire::frame::encode_data_header;
 use crate::wire::{DataHeader, Frame, WireError};
 
@@ -43,8 +43,8 @@ impl FramedTransport {
     }
 
     /// Frames `chunk`; it is written by the next [`flush`](Self::flush).
-    pub fn send(&mut self, chunk: OutChunk<'_>) -> io::Result<Option<usize>> {
-        self.writer.push_chunk(chunk.seq, chunk.now, chunk.hint, chunk.parts)?;
+    pub fn send(&mut self, chunk: &OutChunk<'_>) -> io::Result<Option<usize>> {
+        self.writer.push_chunk(chunk.seq, chunk.now, chunk.hint, chunk.payload)?;
         Ok(Some(chunk.len()))
     }
 }
@@ -69,13 +69,20 @@ impl FrameWriter {
         self.written == self.out.len()
     }
 
-    /// Frames one chunk, its payload the concatenation of `parts`.
-    pub fn push_chunk(&mut self, seq: u64, now: Time, hint: SenderHint, parts: [&[u8]; 2]) -> io::Result<()> {
+    /// Frames one chunk of `payload` (a file's part is read into the frame).
+    pub fn push_chunk(
+        &mut self,
+        seq: u64,
+        now: Time,
+        hint: SenderHint,
+        payload: Payload<'_>,
+    ) -> io::Result<()> {
         if self.is_empty() {
             self.out.clear();
             self.written = 0;
         }
-        let len = parts[0].len() + parts[1].len();
+        let len = payload.len();
+        let start = self.out.len();
         let header = DataHeader {
             seq,
             send_time: now,
@@ -84,9 +91,7 @@ impl FrameWriter {
         };
         encode_data_header(&header, &mut self.out)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        self.out.extend_from_slice(parts[0]);
-        self.out.extend_from_slice(parts[1]);
-        Ok(())
+        payload.append_to(&mut self.out).inspect_err(|_| self.out.truncate(start))
     }
 
     /// Writes what the kernel takes; `Ok(true)` once everything is written, `Ok(false)` if

@@ -1,31 +1,73 @@
-//! Kernel mode's write path: each chunk is one `sendmsg` straight from the send queue's
-//! slices, with MSG_EOR under a controller so that the kernel timestamps its last byte
-//! ([`KernelFeedback`] reads the stamps back).
+//! Kernel mode's write path: each chunk of written bytes is one `sendmsg` straight from the
+//! send queue's slices, with MSG_EOR under a controller so that the kernel timestamps its last
+//! byte ([`KernelFeedback`] reads the stamps back); each chunk of a file range is one
+//! sendfile(2) on a socket the engine owns, so those bytes never pass through user space.
+//!
+//! sendfile takes no MSG_EOR: the kernel may append the next chunk to the segment that holds
+//! a file chunk's last byte. The ACK timestamp still carries that byte's id (OPT_ID) and
+//! comes when that byte is acknowledged (the kernel checks the id against the acknowledged
+//! sequence, also for a segment acknowledged in part), so each chunk keeps its own sample.
+//! sendfile may also timestamp a chunk in several places (it hands the socket a few pages at
+//! a time); the stamps inside a chunk acknowledge it in part, as TCP_INFO would.
 
 use std::io;
 use std::os::fd::RawFd;
 
 use crate::feedback::kernel::KernelFeedback;
+use crate::flow::send_queue::shrank;
 use crate::sys;
-use crate::transport::OutChunk;
+use crate::transport::{OutChunk, Payload};
+
+/// How kernel mode sends a file range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileSends {
+    /// By sendfile(2): the engine owns the socket and set O_NONBLOCK on it, so sendfile
+    /// never blocks the driver.
+    Sendfile,
+    /// By pread(2) into a buffer and `sendmsg`: the socket's open file is shared with the
+    /// application ([`AlccStream::from_shared_fd`](crate::AlccStream::from_shared_fd)), whose
+    /// O_NONBLOCK the engine must not change, and sendfile has no MSG_DONTWAIT.
+    Read,
+}
+
+impl FileSends {
+    /// Sends `len` bytes of `file` at `offset` into socket `fd`; returns the bytes taken.
+    fn send(self, fd: RawFd, scratch: &mut Vec<u8>, chunk: &OutChunk<'_>) -> io::Result<usize> {
+        match (self, chunk.payload) {
+            (_, Payload::Bytes(parts)) => sys::send_parts(fd, &parts, chunk.record),
+            (FileSends::Sendfile, Payload::File(f)) => match sys::sendfile(fd, f.fd, f.offset, f.len)? {
+                0 if f.len > 0 => Err(shrank()),
+                n => Ok(n),
+            },
+            (FileSends::Read, payload @ Payload::File(_)) => {
+                scratch.clear();
+                payload.append_to(scratch)?;
+                sys::send_parts(fd, &[scratch], chunk.record)
+            }
+        }
+    }
+}
 
 /// Kernel mode: the application's bytes and nothing else go into the TCP socket.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct KernelTransport {
     /// ACK timestamps and TCP_INFO.
     pub feedback: KernelFeedback,
+    files: FileSends,
+    /// A file chunk read for [`FileSends::Read`].
+    scratch: Vec<u8>,
 }
 
 impl KernelTransport {
     /// A transport for a socket on which nothing was written yet.
-    pub fn new() -> KernelTransport {
-        KernelTransport { feedback: KernelFeedback::new() }
+    pub fn new(files: FileSends) -> KernelTransport {
+        KernelTransport { feedback: KernelFeedback::new(), files, scratch: Vec::new() }
     }
 
     /// Writes `chunk` (the kernel may take part of it); `None` if the socket is full.
     pub fn send(&mut self, fd: RawFd, chunk: OutChunk<'_>) -> io::Result<Option<usize>> {
         loop {
-            match sys::send_parts(fd, &chunk.parts, chunk.record) {
+            match self.files.send(fd, &mut self.scratch, &chunk) {
                 Ok(n) => return Ok(Some(n)),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -5,7 +5,7 @@
 //!
 //! | transport | writes | feedback |
 //! | --- | --- | --- |
-//! | [`kernel`] | each chunk as one `sendmsg` record into the TCP socket (MSG_EOR) | [`KernelFeedback`](crate::feedback::kernel::KernelFeedback): ACK timestamps and TCP_INFO |
+//! | [`kernel`] | each chunk as one `sendmsg` record into the TCP socket (MSG_EOR), or a file range's by `sendfile` | [`KernelFeedback`](crate::feedback::kernel::KernelFeedback): ACK timestamps and TCP_INFO |
 //! | [`framed`] | each chunk as a data frame, after a `Hello` | [`FramedFeedback`](crate::feedback::framed::FramedFeedback): the peer's ACK and report frames |
 //! | [`udp`] | each chunk as one data datagram, after a `Hello` | [`UdpFeedback`](crate::feedback::udp::UdpFeedback): per-datagram ACKs, loss detection |
 //!
@@ -23,6 +23,7 @@ use std::os::fd::RawFd;
 use alcc_cc::{SenderHint, Time};
 
 use crate::feedback::FeedbackSource;
+pub(crate) use crate::flow::send_queue::Payload;
 use crate::options::Options;
 use crate::sent_chunks::SentChunks;
 use crate::sys;
@@ -40,8 +41,8 @@ pub(crate) struct OutChunk<'a> {
     pub now: Time,
     /// What the controller puts in its header for the receiver-side model.
     pub hint: SenderHint,
-    /// Its bytes: the concatenation of the two slices.
-    pub parts: [&'a [u8]; 2],
+    /// Its bytes: written ones, or a part of a file handed over by reference.
+    pub payload: Payload<'a>,
     /// Whether it must be its own record for the kernel (MSG_EOR, one ACK timestamp each).
     pub record: bool,
 }
@@ -49,7 +50,7 @@ pub(crate) struct OutChunk<'a> {
 impl OutChunk<'_> {
     /// Its length in bytes.
     pub fn len(&self) -> usize {
-        self.parts[0].len() + self.parts[1].len()
+        self.payload.len()
     }
 }
 
@@ -64,9 +65,9 @@ pub(crate) enum Transport {
 }
 
 impl Transport {
-    /// The transport of kernel mode.
-    pub fn kernel() -> Transport {
-        Transport::Kernel(KernelTransport::new())
+    /// The transport of kernel mode; `files` says how it sends file ranges.
+    pub fn kernel(files: kernel::FileSends) -> Transport {
+        Transport::Kernel(KernelTransport::new(files))
     }
 
     /// The transport of framed mode, its `Hello` naming `spec`.
@@ -134,7 +135,7 @@ impl Transport {
     pub fn send(&mut self, fd: RawFd, chunk: OutChunk<'_>) -> io::Result<Option<usize>> {
         match self {
             Transport::Kernel(t) => t.send(fd, chunk),
-            Transport::Framed(t) => t.send(chunk),
+            Transport::Framed(t) => t.send(&chunk),
             Transport::Udp(t) => t.send(fd, chunk),
         }
     }

@@ -62,8 +62,7 @@ impl UdpTransport {
         };
         self.datagram.clear();
         encode_data_header(&header, &mut self.datagram).map_err(encoding_error)?;
-        self.datagram.extend_from_slice(chunk.parts[0]);
-        self.datagram.extend_from_slice(chunk.parts[1]);
+        chunk.payload.append_to(&mut self.datagram)?;
         loop {
             match sys::send_parts(fd, &[&self.datagram], false) {
                 Ok(_) => return Ok(Some(len)),

@@ -1,0 +1,334 @@
+//! [`SendQueue`]: what the application handed a flow and the driver has not yet given the
+//! kernel, in the order it was handed: bytes it wrote (copied into one ring buffer) and ranges
+//! of files it handed over by reference ([`AlccStream::send_file`](crate::AlccStream::send_file)),
+//! which the queue never reads. The driver takes the queue's [`front`](SendQueue::front) one
+//! [`Payload`] at a time; kernel mode sends a file range by sendfile(2), so its bytes are
+//! never copied through user space.
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+
+use crate::sys;
+
+/// A range of an open file, queued by reference: its bytes are read (or spliced) only when
+/// they are sent, so the file must not change until then.
+#[derive(Clone, Debug)]
+pub(crate) struct FileRange {
+    /// The file (the engine's own descriptor of it).
+    pub file: Arc<OwnedFd>,
+    /// Offset of the range's first byte in the file.
+    pub offset: u64,
+    /// Bytes in the range.
+    pub len: u64,
+}
+
+/// One piece of the queue.
+#[derive(Debug)]
+enum Piece {
+    /// This many bytes of the byte ring (the next ones in it).
+    Bytes(usize),
+    /// A file range.
+    File(FileRange),
+}
+
+/// Part of a file, as the driver hands it to a transport.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FileSlice {
+    /// The file's descriptor.
+    pub fd: RawFd,
+    /// Offset of the first byte.
+    pub offset: u64,
+    /// Bytes.
+    pub len: usize,
+}
+
+/// The bytes of one chunk: from the byte ring (at most two slices, as it holds them) or
+/// from a file range.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Payload<'a> {
+    /// Bytes the application wrote: the concatenation of the two slices.
+    Bytes([&'a [u8]; 2]),
+    /// A part of a file the application handed over.
+    File(FileSlice),
+}
+
+impl Payload<'_> {
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Payload::Bytes([a, b]) => a.len() + b.len(),
+            Payload::File(f) => f.len,
+        }
+    }
+
+    /// Appends its bytes to `out` (a file's are read with pread(2)); an error if the file
+    /// ends before the range does (it shrank after it was handed over).
+    pub fn append_to(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        match self {
+            Payload::Bytes([a, b]) => {
+                out.extend_from_slice(a);
+                out.extend_from_slice(b);
+                Ok(())
+            }
+            Payload::File(f) => {
+                let start = out.len();
+                out.resize(start + f.len, 0);
+                let mut done = 0;
+                while done < f.len {
+                    match sys::pread(f.fd, &mut out[start + done..], f.offset + done as u64) {
+                        Ok(0) => {
+                            out.truncate(start);
+                            return Err(shrank());
+                        }
+                        Ok(n) => done += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            out.truncate(start);
+                            return Err(e);
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The error of a queued file range that reaches past the file's end.
+pub(crate) fn shrank() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "alcc send_file: the file ended before the range handed over (it shrank)",
+    )
+}
+
+/// The flow's queue: bytes and file ranges, in order, up to a capacity.
+///
+/// The capacity bounds the bytes the application copied in (memory) and, through
+/// [`is_full`](Self::is_full), when a write or `send_file` waits. A file range holds no
+/// memory, so it is taken whole whenever the queue is not full ([`push_file`](Self::push_file)).
+#[derive(Debug, Default)]
+pub(crate) struct SendQueue {
+    bytes: VecDeque<u8>,
+    pieces: VecDeque<Piece>,
+    /// Bytes queued, file ranges included.
+    len: u64,
+    capacity: u64,
+}
+
+impl SendQueue {
+    /// An empty queue that holds at most `capacity` bytes (at least 1) before it is full.
+    pub fn new(capacity: usize) -> SendQueue {
+        SendQueue { capacity: capacity.max(1) as u64, ..SendQueue::default() }
+    }
+
+    /// Bytes queued (written bytes and file ranges).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether the queue is full: writes (and `send_file`) wait.
+    pub fn is_full(&self) -> bool {
+        self.len >= self.capacity
+    }
+
+    /// Queues as much of `buf` as fits; returns how much.
+    pub fn push(&mut self, buf: &[u8]) -> usize {
+        let room = usize::try_from(self.capacity.saturating_sub(self.len)).unwrap_or(usize::MAX);
+        let n = room.min(buf.len());
+        if n == 0 {
+            return 0;
+        }
+        self.bytes.extend(&buf[..n]);
+        match self.pieces.back_mut() {
+            Some(Piece::Bytes(k)) => *k += n,
+            _ => self.pieces.push_back(Piece::Bytes(n)),
+        }
+        self.len += n as u64;
+        n
+    }
+
+    /// Queues the whole of `range` unless the queue is full; returns the bytes taken (its
+    /// length, or 0).
+    pub fn push_file(&mut self, range: FileRange) -> u64 {
+        if self.is_full() || range.len == 0 {
+            return 0;
+        }
+        let n = range.len;
+        self.len += n;
+        self.pieces.push_back(Piece::File(range));
+        n
+    }
+
+    /// The first piece's first `len` bytes (at most what it holds): written bytes as the
+    /// ring buffer holds them (at most two slices, handed to the kernel as they are), or a
+    /// part of a file range. `None` when the queue is empty.
+    pub fn front(&self, len: usize) -> Option<Payload<'_>> {
+        match self.pieces.front()? {
+            Piece::Bytes(k) => {
+                let len = len.min(*k);
+                let (a, b) = self.bytes.as_slices();
+                let first = &a[..len.min(a.len())];
+                let second = &b[..(len - first.len()).min(b.len())];
+                Some(Payload::Bytes([first, second]))
+            }
+            Piece::File(r) => Some(Payload::File(FileSlice {
+                fd: r.file.as_raw_fd(),
+                offset: r.offset,
+                len: usize::try_from(r.len).unwrap_or(usize::MAX).min(len),
+            })),
+        }
+    }
+
+    /// Drops the first `n` bytes (they went to the kernel), across pieces.
+    pub fn consume(&mut self, mut n: u64) {
+        while n > 0 {
+            let Some(piece) = self.pieces.front_mut() else { break };
+            let taken = match piece {
+                Piece::Bytes(k) => {
+                    let t = (*k as u64).min(n) as usize;
+                    self.bytes.drain(..t);
+                    *k -= t;
+                    t as u64
+                }
+                Piece::File(r) => {
+                    let t = r.len.min(n);
+                    r.offset += t;
+                    r.len -= t;
+                    t
+                }
+            };
+            if matches!(piece, Piece::Bytes(0)) || matches!(piece, Piece::File(r) if r.len == 0) {
+                self.pieces.pop_front();
+            }
+            self.len -= taken;
+            n -= taken;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Write;
+
+    /// The bytes of the front's first `len`, read.
+    fn front_bytes(q: &SendQueue, len: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        if let Some(p) = q.front(len) {
+            p.append_to(&mut out).unwrap();
+        }
+        out
+    }
+
+    /// A file holding `bytes`.
+    fn file_of(bytes: &[u8]) -> Arc<OwnedFd> {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(bytes).unwrap();
+        Arc::new(OwnedFd::from(f))
+    }
+
+    #[test]
+    fn the_front_of_a_wrapped_queue_is_two_slices() {
+        let mut q = SendQueue::new(8);
+        assert_eq!(q.push(b"abcdefghij"), 8);
+        assert!(q.is_full());
+        q.consume(6);
+        assert_eq!(q.push(b"123456"), 6);
+        let Some(Payload::Bytes([a, _])) = q.front(5) else { panic!("not bytes") };
+        assert_eq!(a, b"gh", "the ring's first slice");
+        assert_eq!(front_bytes(&q, 5), b"gh123");
+        assert_eq!(front_bytes(&q, 100), b"gh123456");
+        q.consume(100);
+        assert!(q.is_empty());
+        assert!(q.front(1).is_none());
+    }
+
+    #[test]
+    fn file_ranges_keep_their_place_between_writes() {
+        let mut q = SendQueue::new(8);
+        let file = file_of(b"0123456789ABCDEF");
+        assert_eq!(q.push(b"head"), 4);
+        // Taken whole although longer than the room left: it holds no memory.
+        assert_eq!(q.push_file(FileRange { file: file.clone(), offset: 2, len: 12 }), 12);
+        assert!(q.is_full());
+        assert_eq!(q.push(b"x"), 0, "full: no more written bytes");
+        assert_eq!(q.push_file(FileRange { file: file.clone(), offset: 0, len: 1 }), 0, "nor ranges");
+        // A chunk never spans two pieces.
+        assert_eq!(front_bytes(&q, 100), b"head");
+        q.consume(3);
+        assert_eq!(front_bytes(&q, 100), b"d");
+        q.consume(1);
+        let Some(Payload::File(s)) = q.front(5) else { panic!("not a file") };
+        assert_eq!((s.offset, s.len), (2, 5));
+        assert_eq!(front_bytes(&q, 5), b"23456");
+        q.consume(10);
+        assert!(!q.is_full());
+        assert_eq!(q.push(b"tail"), 4);
+        assert_eq!(q.len(), 6);
+        assert_eq!(front_bytes(&q, 100), b"CD");
+        // One consume across the end of the range and into the bytes.
+        q.consume(3);
+        assert_eq!(front_bytes(&q, 100), b"ail");
+        q.consume(3);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_range_past_the_end_of_its_file_is_an_error() {
+        let mut q = SendQueue::new(8);
+        q.push_file(FileRange { file: file_of(b"abc"), offset: 1, len: 5 });
+        let mut out = b"x".to_vec();
+        let e = q.front(5).unwrap().append_to(&mut out).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert!(e.to_string().contains("shrank"), "{e}");
+        assert_eq!(out, b"x", "nothing half-appended");
+    }
+
+    proptest! {
+        /// The queue behaves as a bounded FIFO of bytes, however it wraps and whatever mix of
+        /// written bytes and file ranges it holds.
+        #[test]
+        fn queue_is_a_fifo(ops in proptest::collection::vec((0u8..3, 0usize..40), 1..100)) {
+            let content: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37)).collect();
+            let file = file_of(&content);
+            let mut q = SendQueue::new(32);
+            let mut model: VecDeque<u8> = VecDeque::new();
+            let mut next = 0u8;
+            for (op, n) in ops {
+                match op {
+                    0 => {
+                        let data: Vec<u8> = (0..n).map(|_| { next = next.wrapping_add(1); next }).collect();
+                        let took = q.push(&data);
+                        prop_assert_eq!(took, n.min(32usize.saturating_sub(model.len())));
+                        model.extend(&data[..took]);
+                    }
+                    1 => {
+                        let at = n % 24;
+                        let len = n % 40;
+                        let took = q.push_file(FileRange { file: file.clone(), offset: at as u64, len: len as u64 });
+                        prop_assert_eq!(took, if model.len() >= 32 { 0 } else { len as u64 });
+                        model.extend(&content[at..at + took as usize]);
+                    }
+                    _ => {
+                        let got = front_bytes(&q, n);
+                        let want: Vec<u8> = model.iter().take(got.len()).copied().collect();
+                        prop_assert_eq!(&got, &want);
+                        prop_assert!(!got.is_empty() || n == 0 || model.is_empty());
+                        q.consume(got.len() as u64);
+                        model.drain(..got.len());
+                    }
+                }
+                prop_assert_eq!(q.len(), model.len() as u64);
+            }
+        }
+    }
+}
