@@ -240,6 +240,10 @@ impl PyController {
         if self.failure.get().is_some() {
             return T::default();
         }
+        // Once Python has begun to exit, the hook is skipped and the last decision stands.
+        let Some(_pass) = crate::finalizing::enter() else {
+            return T::default();
+        };
         let outcome = Python::attach(|py| {
             let object = self.object.bind(py).clone();
             hook(&object)

@@ -6,11 +6,13 @@
 //! ([`PyController`](controller::PyController): a Python `alcc.Controller` instance behind the
 //! Rust trait, its events as `alcc.Ack`/`Sent`/`Loss`, its `alcc.Decision`), [`threaded`] runs
 //! one on a thread of its own, [`batch`] delivers its ACKs in batches, [`embed`] starts an interpreter in a Rust program and loads a
-//! controller class from a `py:module:Class` spec.
+//! controller class from a `py:module:Class` spec, and [`finalizing`] keeps every thread out of
+//! Python once the interpreter has begun to exit.
 
 #![deny(unsafe_code)]
 
 pub mod batch;
 pub mod controller;
 pub mod embed;
+pub mod finalizing;
 pub mod threaded;

@@ -109,8 +109,16 @@ fn serve(shared: &Shared, mut controller: PyController) {
             st.busy = true;
             std::mem::take(&mut st.events)
         };
+        // One GIL hold for the batch (each hook passes the exit gate again); the batch ends
+        // early when the flow is dropped or Python begins to exit.
+        let Some(pass) = crate::finalizing::enter() else {
+            return;
+        };
         Python::attach(|_| {
             for event in &events {
+                if shared.lock().stop {
+                    break;
+                }
                 match event {
                     Event::Sent(now, packet) => drop(controller.on_sent(*now, packet)),
                     Event::Ack(now, ack) => controller.on_ack(*now, ack),
@@ -119,6 +127,7 @@ fn serve(shared: &Shared, mut controller: PyController) {
                 }
             }
         });
+        drop(pass);
         let mut st = shared.lock();
         st.decision = controller.decision();
         st.next_timer = controller.next_timer();
@@ -127,7 +136,7 @@ fn serve(shared: &Shared, mut controller: PyController) {
 }
 
 impl Drop for Threaded {
-    /// Stops the controller's thread after the batch it is running, if any.
+    /// Stops the controller's thread after the event it is running, if any.
     fn drop(&mut self) {
         self.shared.lock().stop = true;
         self.shared.ready.notify_one();

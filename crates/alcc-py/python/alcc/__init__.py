@@ -17,9 +17,17 @@ and file name) for a file that cannot be read, :class:`ControllerError` (with th
 a Python controller that raised.
 """
 
+import atexit
+
+from alcc._alcc import _close_controllers
 from alcc._controller import Ack, Controller, ControllerError, Decision, Loss, Sent, register
 from alcc._sim import OUTCOMES, PACKET_BYTES, SimResult, Table, sim
 from alcc._stream import Listener, Stream, connect
+
+# Controller hooks run on threads Python did not make (the engine's, a threaded controller's): once
+# the interpreter begins to exit none may start, or CPython would end that thread mid-call and
+# abort the process. Registered first, so it runs after the program's own atexit hooks.
+atexit.register(_close_controllers)
 
 __all__ = [
     "OUTCOMES",
