@@ -8,15 +8,25 @@
 2. Loopback, kernel mode: MEGABYTES through alcc with a fixed 200-packet window, set by the Rust
    `fixed` controller and by a Python controller reading every acknowledgement: throughput of each
    and the Python controller's callbacks per second.
-3. Isolation: a Rust-controlled (copa) loopback flow alone, then beside a flow whose Python
-   controller sleeps 1 ms in every on_ack, with that controller's hooks delivered inline (on the
-   engine's one driver thread: its time is taken from every flow) and on a thread of its own.
+3. Isolation: a Rust-controlled loopback flow paced at 400 Mbit/s (fixed:rate=400, read by a
+   separate process) alone, then beside a flow whose Python controller sleeps 1 ms in every
+   on_ack, with that controller's hooks delivered inline (on the engine's one driver thread: its
+   time is taken from every flow), on a thread of its own, and once per round trip.
+4. Keeping up (--keep-up): one loopback flow paced at R Mbit/s (R doubling from 100), by the
+   Rust `fixed:rate=R` and by a Python controller with the same decision that also keeps
+   Reno-like per-ACK bookkeeping (an RTT average, bytes acknowledged), its ACKs delivered inline,
+   per 8 ACKs and per round trip. A Python controller keeps up at R when its flow delivers at
+   least 95 % of what the Rust controller's delivers at the same R, in the same round (each the
+   best of two tries: a loaded machine only ever takes throughput away); the figure is the
+   highest such R before the first miss.
 
 Take /work/locks/quiet.lock (CPU figures) and report `uptime` before and after.
 """
 
 import argparse
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -144,48 +154,162 @@ def loopback(megabytes: int) -> None:
     )
 
 
-def isolation(megabytes: int, delivery: str) -> None:
-    alone = download("copa", megabytes)
-    slow = Counter(delay=0.001, mss=1448)
-    done = threading.Event()
-
-    def slow_flow():
-        with alcc.Listener("127.0.0.1", 0, cc=slow, delivery=delivery) as listener:
-
-            def serve():
-                stream, _ = listener.accept()
-                with stream:
-                    while not done.is_set():
-                        stream.sendall(bytes(1 << 20))
-
-            t = threading.Thread(target=serve)
-            t.start()
-            with socket.create_connection(("127.0.0.1", listener.port)) as sock:
-                while sock.recv(1 << 20):
-                    pass
-            t.join()
-
-    background = threading.Thread(target=slow_flow, daemon=True)
-    background.start()
-    time.sleep(1)
-    beside = download("copa", megabytes)
-    done.set()
-    print(
-        f"isolation ({delivery}), copa {megabytes} MiB: alone {alone:.0f} Mbit/s, beside a Python controller"
-        f" sleeping 1 ms per on_ack {beside:.0f} Mbit/s ({beside / alone:.2f}x;"
-        f" the slow flow's on_ack calls: {slow.calls})"
+def reader(port: int) -> subprocess.Popen:
+    """A client in its own process (no GIL shared with the controllers): counts what it reads."""
+    code = (
+        "import socket, sys\n"
+        f"s = socket.create_connection(('127.0.0.1', {port}))\n"
+        "n = 0\n"
+        "while b := s.recv(1 << 20):\n"
+        "    n += len(b)\n"
+        "print(n)\n"
     )
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
+def serve_one(listener, total: int) -> threading.Thread:
+    block = bytes(1 << 20)
+
+    def serve():
+        stream, _ = listener.accept()
+        try:
+            with stream:
+                left = total
+                while left > 0:
+                    stream.sendall(block[: min(left, len(block))])
+                    left -= min(left, len(block))
+        except OSError:
+            pass  # the endless flow's reader was stopped; a short victim fails its byte count
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    return thread
+
+
+def victim(rate_mbps: float, seconds: float) -> float:
+    """Mbit/s of a Rust-controlled flow paced at rate_mbps (fixed:rate), read by another process."""
+    total = int(rate_mbps * 1e6 / 8 * seconds)
+    with alcc.Listener("127.0.0.1", 0, cc=f"fixed:rate={rate_mbps:g}") as listener:
+        sender = serve_one(listener, total)
+        start = time.perf_counter()
+        client = reader(listener.port)
+        got = int(client.communicate()[0])
+        took = time.perf_counter() - start
+        sender.join()
+    assert got == total, (got, total)
+    return got * 8 / took / 1e6
+
+
+def isolation(rate_mbps: float, seconds: float) -> None:
+    """A paced Rust flow alone, then beside a Python controller sleeping 1 ms per on_ack."""
+    alone = victim(rate_mbps, seconds)
+    print(
+        f"isolation: a fixed:rate={rate_mbps:g} flow (Rust), {seconds:g} s, alone {alone:.0f} Mbit/s; beside"
+    )
+    for delivery in ["inline", "thread", "batch:rtt"]:
+        slow = Counter(delay=0.001, mss=1448)
+        with alcc.Listener("127.0.0.1", 0, cc=slow, delivery=delivery) as listener:
+            sender = serve_one(listener, 1 << 40)
+            client = reader(listener.port)
+            time.sleep(0.5)
+            beside = victim(rate_mbps, seconds)
+            client.kill()
+            client.wait()
+            sender.join()
+        print(
+            f"  a Python controller sleeping 1 ms per on_ack, delivery={delivery}: {beside:.0f} Mbit/s"
+            f" ({beside / alone:.2f}x alone; the slow flow's on_ack calls: {slow.calls})"
+        )
+
+
+class PacedBookkeeper(alcc.Controller):
+    """fixed:rate=R's decision (no window limit, paced at R) with per-ACK work in Python."""
+
+    def __init__(self, rate_mbps=100.0, **config):
+        super().__init__(**config)
+        self.rate = rate_mbps * 1e6 / 8
+        self.srtt, self.acked, self.calls = None, 0, 0
+
+    def on_ack(self, now, ack):
+        self.calls += 1
+        self.acked += ack.bytes
+        if ack.rtt is not None:
+            self.srtt = ack.rtt if self.srtt is None else 0.875 * self.srtt + 0.125 * ack.rtt
+
+    def decision(self):
+        return alcc.Decision(window=1 << 40, pacing_rate=self.rate)
+
+
+def paced(cc, seconds: float, rate_mbps: float, delivery: str = "inline") -> tuple[float, float]:
+    """(Mbit/s delivered, s) sending rate x seconds worth of bytes under cc on loopback."""
+    block = bytes(1 << 20)
+    blocks = max(1, int(rate_mbps * 1e6 / 8 * seconds) >> 20)
+    with alcc.Listener("127.0.0.1", 0, cc=cc, delivery=delivery) as listener:
+
+        def serve():
+            stream, _ = listener.accept()
+            with stream:
+                for _ in range(blocks):
+                    stream.sendall(block)
+
+        sender = threading.Thread(target=serve)
+        sender.start()
+        total = 0
+        start = time.perf_counter()
+        with socket.create_connection(("127.0.0.1", listener.port)) as sock:
+            while chunk := sock.recv(1 << 20):
+                total += len(chunk)
+        took = time.perf_counter() - start
+        sender.join()
+    assert total == blocks * len(block), total
+    return total * 8 / took / 1e6, took
+
+
+def keep_up(seconds: float, top_mbps: float) -> None:
+    deliveries = ["inline", "batch:acks=8", "batch:rtt"]
+    highest = {d: None for d in deliveries}
+    missed = set()
+    print(f"keeping up, loopback, {seconds:g} s per cell (Mbit/s delivered; x = of rust's; callbacks/s):")
+    rate = 100.0
+    while rate <= top_mbps and len(missed) < len(deliveries):
+        rust = max(paced(f"fixed:rate={rate:g}", seconds, rate)[0] for _ in range(2))
+        cells = []
+        for delivery in deliveries:
+            if delivery in missed:
+                cells.append(f"{delivery} -")
+                continue
+            best = (0.0, 0.0)
+            for _ in range(2):
+                cc = PacedBookkeeper(rate_mbps=rate, mss=1448)
+                got, took = paced(cc, seconds, rate, delivery)
+                best = max(best, (got, cc.calls / took))
+            got, calls = best
+            ratio = got / rust
+            cells.append(f"{delivery} {got:.0f} ({ratio:.2f}x, {calls:.0f}/s)")
+            if ratio >= 0.95:
+                highest[delivery] = rate
+            else:
+                missed.add(delivery)
+        print(f"  R {rate:6.0f}: rust {rust:.0f} | " + " | ".join(cells))
+        rate *= 2
+    for delivery in deliveries:
+        print(f"  highest rate kept up, {delivery}: {highest[delivery]} Mbit/s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--megabytes", type=int, default=200)
+    parser.add_argument("--keep-up", action="store_true", help="only part 4, keeping up")
+    parser.add_argument("--top", type=float, default=25600.0, help="highest rate tried, Mbit/s")
     args = parser.parse_args()
+    if args.keep_up:
+        keep_up(2.0, args.top)
+        return
     simulator(args.seconds)
     loopback(args.megabytes)
-    isolation(args.megabytes, "inline")
-    isolation(args.megabytes, "thread")
+    isolation(400.0, 4.0)
+    keep_up(2.0, args.top)
 
 
 if __name__ == "__main__":
