@@ -1,6 +1,7 @@
 //! The controller contract: what every congestion-control algorithm implements.
 
 use crate::event::{AckSample, Arrival, Decision, LossEvent, ReceiverReport, SenderHint, SentPacket};
+use crate::fse::Share;
 use crate::metrics::Metrics;
 use crate::time::Time;
 
@@ -64,6 +65,19 @@ pub trait Controller: Send {
 
     /// A snapshot for telemetry and for applications (a video server picks a bitrate here).
     fn metrics(&self) -> Metrics;
+
+    /// Coupled congestion control ([`crate::fse`], RFC 8699 section 5.3.1): the flow's group
+    /// assigned it `share`, and the controller should continue from it, so that its next
+    /// calculated rate is a change from the rate it was given (step 3(a)'s premise).
+    ///
+    /// The default does nothing: the controller keeps its own state, the transport applies
+    /// the share by scaling the controller's decision ([`crate::fse::scale`]), and the group's
+    /// aggregate becomes the sum of the flows' independent rates, divided by weight. Copa
+    /// sets its window to `share x RTT` (in packets, at least its minimum) and Reno its
+    /// congestion window (at least two segments). CUBIC keeps the default (its window is a
+    /// function of the time since its last loss, which a share would displace for one ACK
+    /// only), and so do Verus, Sprout, MDI, `fixed` and Python controllers.
+    fn adopt_share(&mut self, _now: Time, _share: &Share) {}
 }
 
 /// The receiver-side half of an algorithm whose model lives at the receiver (Sprout).

@@ -8,6 +8,7 @@
 
 use crate::controller::{Config, Controller};
 use crate::event::{AckSample, Decision, LossEvent, SentPacket};
+use crate::fse::Share;
 use crate::metrics::Metrics;
 use crate::recovery::{slow_start_increase, Recovery};
 use crate::spec::{Params, SpecError};
@@ -109,6 +110,12 @@ impl Controller for Reno {
 
     fn decision(&self) -> Decision {
         Decision { window: self.cwnd, pacing_rate: None }
+    }
+
+    /// Continues from the group's share: `cwnd = share x RTT` (RFC 8699 section 5.3.1), at
+    /// least two segments; ssthresh and recovery are kept.
+    fn adopt_share(&mut self, _now: Time, share: &Share) {
+        self.cwnd = share.window().max(MIN_WINDOW_SEGMENTS * self.mss);
     }
 
     fn metrics(&self) -> Metrics {

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use alcc::{AlccStream, Mode, Options};
+use alcc::{AlccStream, Grouping, Mode, Options};
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::accept_loop::serve_each;
@@ -98,6 +98,22 @@ pub struct ServeArgs {
     /// Give up flushing a connection after this many seconds.
     #[arg(long, default_value_t = 600)]
     close_timeout: u64,
+    /// Which connections share one congestion state (docs/coupled-flows.md): `auto` (those to
+    /// the same client address, within this process), `none` (each alone), or a group name.
+    #[arg(long, default_value = "auto", value_parser = parse_grouping)]
+    group: Grouping,
+    /// Each connection's priority weight in its group (> 0). With `--http`, a request's
+    /// `?weight=W` (`GET /bytes/M?weight=3`) sets that connection's own.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_weight)]
+    weight: f64,
+}
+
+fn parse_grouping(s: &str) -> Result<Grouping, String> {
+    s.parse().map_err(|e: alcc::Error| e.to_string())
+}
+
+fn parse_weight(s: &str) -> Result<f64, String> {
+    alcc::coupling::parse_weight(s).map_err(|e| e.to_string())
 }
 
 /// How `alcc serve` hands its bytes to the stream.
@@ -213,7 +229,11 @@ fn serve(args: ServeArgs) -> Result<()> {
     let options = Options {
         max_chunk: args.chunk,
         user_timeout: args.user_timeout.filter(|t| t.is_finite() && *t > 0.0).map(Duration::from_secs_f64),
-        ..Options::with_cc(&cc).underlay(&args.underlay).mode(mode)
+        ..Options::with_cc(&cc)
+            .underlay(&args.underlay)
+            .mode(mode)
+            .grouping(args.group.clone())
+            .weight(args.weight)
     };
     if args.http && mode != Mode::Kernel {
         bail!("--http needs --mode kernel: in framed and udp modes the client sends only ACKs");
@@ -324,7 +344,21 @@ fn read_request(stream: &mut AlccStream) -> Result<String> {
 /// The M of a request line `GET /bytes/M ...`, if that is what it asks for.
 fn requested_bytes(line: &str) -> Option<u64> {
     let path = line.split_whitespace().nth(1)?;
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
     path.strip_prefix("/bytes/")?.parse().ok()
+}
+
+/// The W of a request line's `?weight=W` (`GET /bytes/M?weight=3 ...`); `None` without one,
+/// an error naming the parameter for a bad W.
+fn requested_weight(line: &str) -> Result<Option<f64>> {
+    let Some(path) = line.split_whitespace().nth(1) else { return Ok(None) };
+    let Some((_, query)) = path.split_once('?') else { return Ok(None) };
+    match query.split('&').find_map(|kv| kv.strip_prefix("weight=")) {
+        None => Ok(None),
+        Some(w) => Ok(Some(
+            alcc::coupling::parse_weight(w).with_context(|| format!("request parameter weight={w}"))?,
+        )),
+    }
 }
 
 fn serve_one(
@@ -345,6 +379,17 @@ fn serve_one(
         }
         if let Some(m) = requested_bytes(&line).filter(|_| args.file.is_none()) {
             size = size.min(m);
+        }
+        match requested_weight(&line) {
+            Ok(Some(w)) => stream.set_weight(w)?,
+            Ok(None) => {}
+            Err(e) => {
+                stream.write_all(
+                    b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                )?;
+                stream.close(Some(Duration::from_secs(args.close_timeout)))?;
+                return Err(e);
+            }
         }
         let head = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {size}\r\n\
@@ -434,5 +479,17 @@ mod tests {
         assert_eq!(super::requested_bytes("GET / HTTP/1.1"), None);
         assert_eq!(super::requested_bytes("GET /bytes/x HTTP/1.1"), None);
         assert_eq!(super::requested_bytes("GET"), None);
+        assert_eq!(super::requested_bytes("GET /bytes/500?weight=3 HTTP/1.1"), Some(500));
+    }
+
+    #[test]
+    fn a_get_with_weight_w_asks_for_weight_w() {
+        assert_eq!(super::requested_weight("GET /?weight=3 HTTP/1.1").unwrap(), Some(3.0));
+        assert_eq!(super::requested_weight("GET /bytes/9?x=1&weight=0.5 HTTP/1.1").unwrap(), Some(0.5));
+        assert_eq!(super::requested_weight("GET / HTTP/1.1").unwrap(), None);
+        for bad in ["GET /?weight=0 HTTP/1.1", "GET /?weight=x HTTP/1.1", "GET /?weight=-2 HTTP/1.1"] {
+            let e = super::requested_weight(bad).unwrap_err();
+            assert!(format!("{e:#}").contains("weight="), "{e:#}");
+        }
     }
 }

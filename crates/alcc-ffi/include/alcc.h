@@ -125,6 +125,15 @@ int alcc_set_receive_window(int fd, const char *spec);
  * whose role is "receive" in kernel mode (ALCC_MODE) fails in alcc_accept/alcc_connect with
  * -1/EINVAL. */
 int alcc_set_role(int fd, const char *role);
+/* Coupled flows (docs/coupled-flows.md): chooses which connections share one congestion
+ * state and this one's priority weight. group is "auto" (connections to the same peer
+ * address in this process; the default, or ALCC_GROUP), "none" (uncoupled), a group name
+ * (1-64 letters, digits, '-', '_', '.'), or NULL to keep the current choice; weight is
+ * finite and above 0 (default 1, or ALCC_WEIGHT). On a listening or unconnected socket it
+ * applies to the connections accepted or connected later; on a sending alcc connection only
+ * the weight changes, at once (group must be NULL there: -1/EISCONN). -1/EINVAL for a bad
+ * name or weight, -1/EOPNOTSUPP on a receiving connection. */
+int alcc_set_group(int fd, const char *group, double weight);
 /* Fills *info for an alcc connection. -1/EBADF if fd is not one. */
 int alcc_get_info(int fd, struct alcc_info *info);
 /* For event loops: a descriptor that polls writable (POLLOUT, EPOLLOUT; level- or

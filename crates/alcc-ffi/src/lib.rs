@@ -95,7 +95,7 @@ pub use engine::errno_of;
 
 /// One alcc connection: the sending side, or (framed mode) the receiving one.
 enum Conn {
-    Sending(AlccStream),
+    Sending(Box<AlccStream>),
     Receiving(AlccReceiver),
 }
 
@@ -143,6 +143,9 @@ struct Table {
     windows: HashMap<RawFd, ReceiveWindow>,
     /// Roles chosen with `alcc_set_role` on listening or not yet connected sockets.
     roles: HashMap<RawFd, Role>,
+    /// Groups and weights chosen with `alcc_set_group` on listening or not yet connected
+    /// sockets (`None`: the grouping of the environment).
+    groups: HashMap<RawFd, (Option<engine::Grouping>, f64)>,
 }
 
 fn table() -> MutexGuard<'static, Table> {
@@ -153,7 +156,14 @@ fn table() -> MutexGuard<'static, Table> {
 fn env_options() -> Options {
     let cc = std::env::var("ALCC_CC").unwrap_or_else(|_| "fixed".into());
     let underlay = std::env::var("ALCC_UNDERLAY").unwrap_or_else(|_| "reno".into());
-    Options::with_cc(&cc).underlay(&underlay)
+    // Like ALCC_MODE here, a value that does not parse keeps the default (the preload shim
+    // refuses it at start instead).
+    let grouping = std::env::var("ALCC_GROUP").ok().and_then(|g| g.parse().ok()).unwrap_or_default();
+    let weight = std::env::var("ALCC_WEIGHT")
+        .ok()
+        .and_then(|w| engine::coupling::parse_weight(&w).ok())
+        .unwrap_or(1.0);
+    Options::with_cc(&cc).underlay(&underlay).grouping(grouping).weight(weight)
 }
 
 /// The mode from `ALCC_MODE` (`kernel`, the default, or `framed`).
@@ -173,10 +183,20 @@ fn chosen_role(fd: RawFd) -> Option<Role> {
 
 fn options_for(fd: RawFd) -> Options {
     let mode = mode_for(fd);
-    let options = match table().pending.get(&fd) {
-        Some((cc, underlay)) => Options::with_cc(cc).underlay(underlay),
+    let t = table();
+    let mut options = match t.pending.get(&fd) {
+        Some((cc, underlay)) => {
+            let env = env_options();
+            Options::with_cc(cc).underlay(underlay).grouping(env.grouping).weight(env.weight)
+        }
         None => env_options(),
     };
+    if let Some((grouping, weight)) = t.groups.get(&fd) {
+        if let Some(g) = grouping {
+            options.grouping = g.clone();
+        }
+        options.weight = *weight;
+    }
     options.mode(mode)
 }
 
@@ -196,13 +216,14 @@ pub fn adopt(fd: RawFd, tcp: TcpStream, chosen_on: RawFd, connected: bool) -> Re
     }
     let conn = match role {
         Role::Receive => AlccReceiver::from_tcp(tcp, &options).map(Conn::Receiving),
-        Role::Send => AlccStream::from_tcp(tcp, &options).map(Conn::Sending),
+        Role::Send => AlccStream::from_tcp(tcp, &options).map(|s| Conn::Sending(Box::new(s))),
     };
     let conn = conn.map_err(|e| errno_of(&io::Error::from(e)))?;
     let mut t = table();
     t.pending.remove(&fd);
     t.modes.remove(&fd);
     t.roles.remove(&fd);
+    t.groups.remove(&fd);
     t.conns.insert(fd, Arc::new(conn));
     Ok(())
 }
@@ -368,6 +389,25 @@ pub fn set_role(fd: RawFd, role: &str) -> Result<(), Errno> {
     }
     t.roles.insert(fd, role);
     Ok(())
+}
+
+/// `alcc_set_group`: on a listening or not yet connected socket, the group (`None`: keep the
+/// environment's) and weight of its later connections; on a sending connection, its weight
+/// from now on (a group given there is EISCONN: a flow stays in the group it started in).
+/// EINVAL for a malformed name or a weight not finite and above zero.
+pub fn set_group(fd: RawFd, group: Option<&str>, weight: f64) -> Result<(), Errno> {
+    let weight = engine::coupling::check_weight(weight).map_err(|_| libc::EINVAL)?;
+    let grouping = group.map(str::parse::<engine::Grouping>).transpose().map_err(|_| libc::EINVAL)?;
+    let existing = table().conns.get(&fd).cloned();
+    match existing.as_deref() {
+        Some(Conn::Receiving(_)) => Err(libc::EOPNOTSUPP),
+        Some(Conn::Sending(_)) if grouping.is_some() => Err(libc::EISCONN),
+        Some(Conn::Sending(stream)) => stream.set_weight(weight).map_err(|_| libc::EINVAL),
+        None => {
+            table().groups.insert(fd, (grouping, weight));
+            Ok(())
+        }
+    }
 }
 
 /// `alcc_get_info`.

@@ -239,6 +239,24 @@ pub unsafe extern "C" fn alcc_set_role(fd: RawFd, role: *const libc::c_char) -> 
     })
 }
 
+/// Chooses the flow group (`"auto"`, `"none"`, a name; null keeps the current choice) and
+/// the priority weight; see `alcc.h`.
+///
+/// # Safety
+/// `group` must be null or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn alcc_set_group(fd: RawFd, group: *const libc::c_char, weight: f64) -> libc::c_int {
+    guard(|| {
+        let group = if group.is_null() {
+            None
+        } else {
+            // SAFETY: the caller guarantees a NUL-terminated string.
+            Some(unsafe { CStr::from_ptr(group) }.to_str().map_err(|_| libc::EINVAL)?)
+        };
+        crate::set_group(fd, group, weight).map(|()| 0)
+    })
+}
+
 /// Fills `*info` for an alcc connection.
 ///
 /// # Safety

@@ -1,7 +1,7 @@
 //! The shim's configuration, read once from the environment when the library is loaded:
 //! `ALCC_CC` (required unless `ALCC_RECEIVER` is set), `ALCC_UNDERLAY`, `ALCC_PORTS`,
-//! `ALCC_MODE`, `ALCC_LOG`, `ALCC_QUEUE`, `ALCC_RECEIVER` (the client side, see
-//! `crate::receiving`). A value that does not parse stops the program before `main` with a message
+//! `ALCC_MODE`, `ALCC_LOG`, `ALCC_QUEUE`, `ALCC_GROUP` and `ALCC_WEIGHT` (coupled flows,
+//! docs/coupled-flows.md), `ALCC_RECEIVER` (the client side, see `crate::receiving`). A value that does not parse stops the program before `main` with a message
 //! naming the variable (see [`Config::from_vars`]).
 
 use std::path::PathBuf;
@@ -147,7 +147,9 @@ impl Config {
                 });
             }
             // The client side alone: the sending side's variables would be ignored.
-            for unused in ["ALCC_PORTS", "ALCC_MODE", "ALCC_UNDERLAY", "ALCC_QUEUE"] {
+            for unused in
+                ["ALCC_PORTS", "ALCC_MODE", "ALCC_UNDERLAY", "ALCC_QUEUE", "ALCC_GROUP", "ALCC_WEIGHT"]
+            {
                 if var(unused).is_some_and(|v| !v.trim().is_empty()) {
                     return Err(ConfigError {
                         variable: unused,
@@ -183,6 +185,16 @@ impl Config {
                     message: format!("`{q}` is not a positive number of bytes"),
                 })?;
         }
+        if let Some(g) = var("ALCC_GROUP").filter(|s| !s.trim().is_empty()) {
+            options.grouping = g
+                .trim()
+                .parse()
+                .map_err(|e: alcc::Error| ConfigError { variable: "ALCC_GROUP", message: e.to_string() })?;
+        }
+        if let Some(w) = var("ALCC_WEIGHT").filter(|s| !s.trim().is_empty()) {
+            options.weight = alcc::coupling::parse_weight(&w)
+                .map_err(|e| ConfigError { variable: "ALCC_WEIGHT", message: e.to_string() })?;
+        }
         let ports = Ports::parse(var("ALCC_PORTS").as_deref())?;
         Ok(Config { options, ports, log, receive_window, fork })
     }
@@ -210,6 +222,20 @@ mod tests {
         assert_eq!(e.variable, "ALCC_CC");
         assert!(e.message.contains("nosuch"), "{e}");
         assert!(config(&[("ALCC_CC", "copa")]).is_ok());
+    }
+
+    #[test]
+    fn groups_and_weights_parse_or_name_their_variable() {
+        let c = config(&[("ALCC_CC", "copa"), ("ALCC_GROUP", "video"), ("ALCC_WEIGHT", "2.5")]).unwrap();
+        assert_eq!(c.options.grouping, alcc::Grouping::Named("video".into()));
+        assert_eq!(c.options.weight, 2.5);
+        let c = config(&[("ALCC_CC", "copa")]).unwrap();
+        assert_eq!((c.options.grouping, c.options.weight), (alcc::Grouping::ByPeer, 1.0));
+        assert_eq!(config(&[("ALCC_CC", "copa"), ("ALCC_GROUP", "a b")]).unwrap_err().variable, "ALCC_GROUP");
+        for bad in ["0", "-1", "x", "inf"] {
+            let e = config(&[("ALCC_CC", "copa"), ("ALCC_WEIGHT", bad)]).unwrap_err();
+            assert_eq!(e.variable, "ALCC_WEIGHT", "{bad}");
+        }
     }
 
     #[test]

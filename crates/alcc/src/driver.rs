@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use alcc_cc::Time;
 
+use crate::coupling::groups::Groups;
 use crate::flow::{Flow, Next};
 use crate::step_latency::{LatencyRecorder, StepLatency};
 use crate::sys::{self, Epoll, EventFd, TimerFd};
@@ -215,6 +216,8 @@ struct Loop<'a> {
     epoll: &'a Epoll,
     flows: HashMap<FlowId, Flow>,
     deadlines: BinaryHeap<Reverse<(Time, FlowId)>>,
+    /// The process's flow groups (src/coupling).
+    groups: Groups,
     due: Vec<FlowId>,
     /// This wake-up's step durations, nanoseconds (recorded at its end).
     step_ns: Vec<u64>,
@@ -231,6 +234,7 @@ fn run(driver: &Driver, epoll: &Epoll, timer: &TimerFd) {
         epoll,
         flows: HashMap::new(),
         deadlines: BinaryHeap::new(),
+        groups: Groups::default(),
         due: Vec::new(),
         step_ns: Vec::new(),
     };
@@ -345,7 +349,8 @@ impl Loop<'_> {
     fn step(&mut self, id: FlowId, now: Time) {
         let Some(flow) = self.flows.get_mut(&id) else { return };
         let started = Instant::now();
-        let next = catch_unwind(AssertUnwindSafe(|| flow.step(now))).unwrap_or_else(|payload| {
+        let groups = &mut self.groups;
+        let next = catch_unwind(AssertUnwindSafe(|| flow.step(now, groups))).unwrap_or_else(|payload| {
             // The flow's state may be half-updated: it ends here, the others go on.
             let message =
                 format!("alcc: this flow failed inside the driver: {}", panic_message(payload.as_ref()));
@@ -366,7 +371,8 @@ impl Loop<'_> {
                 }
             }
             Next::Release => {
-                if let Some(flow) = self.flows.remove(&id) {
+                if let Some(mut flow) = self.flows.remove(&id) {
+                    flow.leave_group(&mut self.groups);
                     let _ = self.epoll.delete(flow.fd.as_raw_fd());
                     self.driver.flows.store(self.flows.len(), Ordering::Relaxed);
                 }

@@ -29,6 +29,9 @@ pub enum Error {
     /// An `alcc:` underlay with an unknown policy.
     #[error(transparent)]
     Policy(#[from] crate::underlay::UnknownPolicy),
+    /// A group name or priority weight that is refused (docs/coupled-flows.md).
+    #[error("{0}")]
+    BadGrouping(String),
     /// A system call failed.
     #[error(transparent)]
     Io(#[from] io::Error),

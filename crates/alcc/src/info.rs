@@ -16,8 +16,15 @@ pub struct FlowInfo {
     pub underlay: String,
     /// The controller's own metrics (`None` for `none`).
     pub metrics: Option<Metrics>,
-    /// The controller's window in bytes (`u64::MAX` when unbounded).
+    /// The window in force in bytes (`u64::MAX` when unbounded): the controller's, or in a
+    /// flow group its share of it.
     pub window: u64,
+    /// The flow's share in its group (RFC 8699's `FSE_R`), bytes/s, as last applied; `None`
+    /// for an uncoupled flow or before it joined (docs/coupled-flows.md).
+    pub group_share: Option<f64>,
+    /// Steps at which the group's share differed from the controller's own rate and was
+    /// applied (0 for a flow alone in its group: it runs exactly as an uncoupled flow).
+    pub shares_applied: u64,
     /// The controller's pacing rate in bytes/s, if it paces.
     pub pacing_rate: Option<u64>,
     /// Bytes written into the kernel and not yet acknowledged.

@@ -66,6 +66,7 @@
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod coupling;
 mod driver;
 pub mod error;
 pub mod exit;
@@ -88,6 +89,7 @@ mod transport;
 pub mod underlay;
 pub mod wire;
 
+pub use coupling::Grouping;
 pub use error::{errno_of, Error, Result};
 pub use exit::flush_at_exit;
 pub use info::FlowInfo;

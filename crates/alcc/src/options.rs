@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use alcc_cc::{registry, Config};
 
+use crate::coupling::Grouping;
 use crate::error::{Error, Result};
 use crate::mode::Mode;
 use crate::receive_window::ReceiveWindow;
@@ -48,13 +49,20 @@ pub struct Options {
     /// ends run alcc: an [`AlccStream`](crate::AlccStream) sends and an
     /// [`AlccReceiver`](crate::AlccReceiver) receives.
     pub mode: Mode,
+    /// Which flows of the process share one congestion state (docs/coupled-flows.md): by peer
+    /// address (the default), by name, or none. A group of one flow runs exactly as an
+    /// uncoupled flow.
+    pub grouping: Grouping,
+    /// The flow's priority weight in its group (RFC 8699's `P(i)`), finite and above zero;
+    /// 1 by default. [`AlccStream::set_weight`](crate::AlccStream::set_weight) changes it.
+    pub weight: f64,
     /// The receiving side of kernel mode ([`AlccReceiver::connect`](crate::AlccReceiver::connect)):
     /// how its advertised window is set (the kernel's autotuning, a static buffer, DRWA).
     pub receive_window: ReceiveWindow,
 }
 
 impl Default for Options {
-    /// `fixed` (unbounded), over `reno`, 1 MiB queue, chunks of at most 256 KiB, 128 KiB
+    /// `fixed` (unbounded), over `reno`, grouped by peer with weight 1, 1 MiB queue, chunks of at most 256 KiB, 128 KiB
     /// not-sent low-water mark, a closed flow given up after 60 s without progress.
     fn default() -> Options {
         Options {
@@ -68,6 +76,8 @@ impl Default for Options {
             user_timeout: None,
             close_user_timeout: Duration::from_secs(60),
             mode: Mode::Kernel,
+            grouping: Grouping::ByPeer,
+            weight: 1.0,
             receive_window: ReceiveWindow::Kernel,
         }
     }
@@ -88,6 +98,18 @@ impl Options {
     /// Sets the receiving side's window control (kernel mode).
     pub fn receive_window(mut self, window: ReceiveWindow) -> Options {
         self.receive_window = window;
+        self
+    }
+
+    /// Sets which flows share one congestion state.
+    pub fn grouping(mut self, grouping: Grouping) -> Options {
+        self.grouping = grouping;
+        self
+    }
+
+    /// Sets the flow's priority weight in its group.
+    pub fn weight(mut self, weight: f64) -> Options {
+        self.weight = weight;
         self
     }
 

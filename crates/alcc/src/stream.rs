@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::coupling::groups::Membership;
 use crate::driver::{self, Driver, FlowId};
 use crate::error::{Error, Result};
 use crate::flow::control::Control;
@@ -94,7 +95,7 @@ impl AlccStream {
         options: &Options,
         controller: Box<dyn alcc_cc::Controller>,
     ) -> Result<AlccStream> {
-        let control = Control::Controlled { controller, pacer: alcc_cc::pacer::Pacer::new() };
+        let control = Control::controlled(controller);
         tcp.set_nonblocking(true)?;
         AlccStream::from_fd_under(tcp.into(), options, control, FileSends::Sendfile)
     }
@@ -166,7 +167,14 @@ impl AlccStream {
         control.publish(&mut info);
         let shared = Shared::new(options.queue_capacity, info);
         let fd = Arc::new(fd);
-        let mut flow = Flow::new(id, fd.clone(), shared.clone(), control, transport, underlay, options);
+        let peer = match options.mode {
+            Mode::Udp => fd.try_clone().ok().and_then(|f| UdpSocket::from(f).peer_addr().ok()),
+            _ => fd.try_clone().ok().and_then(|f| TcpStream::from(f).peer_addr().ok()),
+        };
+        let membership =
+            Membership::new(options.grouping.key(peer), crate::coupling::check_weight(options.weight)?);
+        let mut flow = Flow::new(id, fd.clone(), shared.clone(), control, transport, underlay, options)
+            .in_group(membership);
         flow.prepare_socket()?;
         driver.register(flow)?;
         crate::exit::track(id, &shared);
@@ -282,6 +290,19 @@ impl AlccStream {
         st.info.underlay = name.into();
         if !st.released {
             st.new_underlay = Some(underlay);
+        }
+        drop(st);
+        self.wake();
+        Ok(())
+    }
+
+    /// Sets the flow's priority weight in its group (docs/coupled-flows.md; e.g. after an HTTP
+    /// request named it). A weight that is not finite and above zero is refused.
+    pub fn set_weight(&self, weight: f64) -> Result<()> {
+        let weight = crate::coupling::check_weight(weight)?;
+        let mut st = self.shared.lock();
+        if !st.released {
+            st.new_weight = Some(weight);
         }
         drop(st);
         self.wake();

@@ -7,8 +7,15 @@ use std::net::TcpStream;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use alcc::{AlccListener, AlccStream, Options};
+use alcc::{AlccListener, AlccStream, Grouping, Options};
 use common::{read_all, write_pattern};
+
+/// Options for controller `cc`, uncoupled: these tests check one flow's own window and rate
+/// while the other tests of this binary run flows to 127.0.0.1 from the same process, which
+/// would otherwise share one flow group (tests/coupled.rs tests coupling).
+fn solo(cc: &str) -> Options {
+    Options::with_cc(cc).grouping(Grouping::None)
+}
 
 /// Serves `total` pattern bytes to one client under `options`; returns what the client got,
 /// the sender's checksum and the flow's final info.
@@ -48,8 +55,7 @@ impl FlushAndWait for AlccStream {
 #[test]
 fn window_is_enforced_and_bytes_arrive_intact_v4() {
     let total = 8 << 20;
-    let ((got, got_sum), sum, info, _) =
-        one_transfer("127.0.0.1:0", Options::with_cc("fixed:window=8"), total);
+    let ((got, got_sum), sum, info, _) = one_transfer("127.0.0.1:0", solo("fixed:window=8"), total);
     assert_eq!(got, total);
     assert_eq!(got_sum, sum);
     let window = 8 * 1448;
@@ -67,8 +73,7 @@ fn window_is_enforced_and_bytes_arrive_intact_v4() {
 #[test]
 fn plain_kernel_tcp_over_ipv6() {
     let total = 16 << 20;
-    let ((got, got_sum), sum, info, _) =
-        one_transfer("[::1]:0", Options::with_cc("none").underlay("bbr"), total);
+    let ((got, got_sum), sum, info, _) = one_transfer("[::1]:0", solo("none").underlay("bbr"), total);
     assert_eq!((got, got_sum), (total, sum));
     assert_eq!(info.controller, "none");
     assert_eq!(info.underlay, "bbr");
@@ -78,7 +83,7 @@ fn plain_kernel_tcp_over_ipv6() {
 #[test]
 fn windowed_transfer_over_ipv6_with_reno() {
     let total = 4 << 20;
-    let options = Options::with_cc("fixed:window=30").underlay("reno");
+    let options = solo("fixed:window=30").underlay("reno");
     let ((got, got_sum), sum, info, _) = one_transfer("[::1]:0", options, total);
     assert_eq!((got, got_sum), (total, sum));
     assert!(info.max_bytes_in_flight <= 30 * 1448);
@@ -89,7 +94,7 @@ fn windowed_transfer_over_ipv6_with_reno() {
 fn pacing_rate_sets_throughput() {
     // 40 Mbit/s = 5 MB/s: 10 MB take 2 s.
     let total = 10_000_000u64;
-    let listener = AlccListener::bind("127.0.0.1:0", Options::with_cc("fixed:rate=40")).unwrap();
+    let listener = AlccListener::bind("127.0.0.1:0", solo("fixed:rate=40")).unwrap();
     let addr = listener.local_addr().unwrap();
     let client = thread::spawn(move || {
         let mut s = TcpStream::connect(addr).unwrap();
@@ -115,18 +120,18 @@ fn pacing_rate_sets_throughput() {
 
 #[test]
 fn bad_specs_and_underlays_are_errors() {
-    let listener = AlccListener::bind("127.0.0.1:0", Options::default()).unwrap();
+    let listener = AlccListener::bind("127.0.0.1:0", solo("fixed")).unwrap();
     let addr = listener.local_addr().unwrap();
     let t = thread::spawn(move || {
         for _ in 0..3 {
             let _ = listener.accept();
         }
     });
-    let err = AlccStream::connect(addr, &Options::with_cc("nosuch")).unwrap_err();
+    let err = AlccStream::connect(addr, &solo("nosuch")).unwrap_err();
     assert!(err.to_string().contains("nosuch"), "{err}");
-    let err = AlccStream::connect(addr, &Options::with_cc("fixed").underlay("vegas-not-here")).unwrap_err();
+    let err = AlccStream::connect(addr, &solo("fixed").underlay("vegas-not-here")).unwrap_err();
     assert!(err.to_string().contains("vegas-not-here"), "{err}");
-    let s = AlccStream::connect(addr, &Options::with_cc("fixed")).unwrap();
+    let s = AlccStream::connect(addr, &solo("fixed")).unwrap();
     assert!(s.set_cc("fixed:bogus=1").is_err());
     assert!(s.set_cc("fixed:window=4").is_ok());
     drop(s);
@@ -135,7 +140,7 @@ fn bad_specs_and_underlays_are_errors() {
 
 #[test]
 fn client_reset_fails_that_flow_only() {
-    let listener = AlccListener::bind("127.0.0.1:0", Options::with_cc("fixed:window=20")).unwrap();
+    let listener = AlccListener::bind("127.0.0.1:0", solo("fixed:window=20")).unwrap();
     let addr = listener.local_addr().unwrap();
     // Three clients; the second reads a little and then resets its connection.
     let clients: Vec<_> = (0..3)
@@ -183,7 +188,7 @@ fn client_reset_fails_that_flow_only() {
 
 #[test]
 fn abort_resets_the_peer() {
-    let listener = AlccListener::bind("127.0.0.1:0", Options::with_cc("fixed")).unwrap();
+    let listener = AlccListener::bind("127.0.0.1:0", solo("fixed")).unwrap();
     let addr = listener.local_addr().unwrap();
     let client = thread::spawn(move || {
         let mut s = TcpStream::connect(addr).unwrap();
@@ -203,7 +208,7 @@ fn error_queue_overflow_falls_back_to_tcp_info() {
     // A receive buffer of a few KiB holds only a handful of timestamps: most are dropped,
     // and TCP_INFO must acknowledge the chunks instead.
     let total = 64 << 20;
-    let options = Options { errqueue_rcvbuf: 2048, max_chunk: 16 << 10, ..Options::with_cc("fixed") };
+    let options = Options { errqueue_rcvbuf: 2048, max_chunk: 16 << 10, ..solo("fixed") };
     let ((got, got_sum), sum, info, _) = one_transfer("127.0.0.1:0", options, total);
     assert_eq!((got, got_sum), (total, sum));
     assert_eq!(info.bytes_acked, total);
@@ -220,7 +225,7 @@ fn error_queue_overflow_falls_back_to_tcp_info() {
 #[test]
 fn timestamp_ids_wrap_past_4_gib() {
     let total: u64 = (4 << 30) + (256 << 20);
-    let listener = AlccListener::bind("127.0.0.1:0", Options::with_cc("fixed")).unwrap();
+    let listener = AlccListener::bind("127.0.0.1:0", solo("fixed")).unwrap();
     let addr = listener.local_addr().unwrap();
     let client = thread::spawn(move || {
         let mut s = TcpStream::connect(addr).unwrap();
@@ -267,7 +272,7 @@ fn timestamp_ids_wrap_past_4_gib() {
 
 #[test]
 fn dropping_a_stream_still_delivers_everything() {
-    let listener = AlccListener::bind("127.0.0.1:0", Options::with_cc("fixed:window=16")).unwrap();
+    let listener = AlccListener::bind("127.0.0.1:0", solo("fixed:window=16")).unwrap();
     let addr = listener.local_addr().unwrap();
     let client = thread::spawn(move || read_all(&mut TcpStream::connect(addr).unwrap()).unwrap());
     let (mut s, _) = listener.accept().unwrap();
@@ -278,7 +283,7 @@ fn dropping_a_stream_still_delivers_everything() {
 
 #[test]
 fn nonblocking_writes_fill_the_queue_then_would_block() {
-    let options = Options { queue_capacity: 100_000, ..Options::with_cc("fixed:window=1") };
+    let options = Options { queue_capacity: 100_000, ..solo("fixed:window=1") };
     let listener = AlccListener::bind("127.0.0.1:0", options).unwrap();
     let addr = listener.local_addr().unwrap();
     // The client does not read yet, so the window of one packet drains slowly at most.
@@ -306,7 +311,7 @@ fn nonblocking_writes_fill_the_queue_then_would_block() {
 
 #[test]
 fn controller_can_be_replaced_mid_flow() {
-    let listener = AlccListener::bind("127.0.0.1:0", Options::with_cc("fixed:window=4")).unwrap();
+    let listener = AlccListener::bind("127.0.0.1:0", solo("fixed:window=4")).unwrap();
     let addr = listener.local_addr().unwrap();
     let client = thread::spawn(move || read_all(&mut TcpStream::connect(addr).unwrap()).unwrap());
     let (mut s, _) = listener.accept().unwrap();
@@ -333,7 +338,7 @@ fn controller_can_be_replaced_mid_flow() {
 
 #[test]
 fn a_peer_that_stops_reading_times_out_as_an_error() {
-    let options = Options { user_timeout: Some(Duration::from_secs(1)), ..Options::with_cc("fixed") };
+    let options = Options { user_timeout: Some(Duration::from_secs(1)), ..solo("fixed") };
     let listener = AlccListener::bind("127.0.0.1:0", options).unwrap();
     let addr = listener.local_addr().unwrap();
     // Connected, never read: the peer's window closes and stays closed.
@@ -357,8 +362,7 @@ fn a_peer_that_stops_reading_times_out_as_an_error() {
 fn every_kernel_mode_controller_delivers_intact() {
     for entry in alcc_cc::registry::ENTRIES.iter().filter(|e| !e.needs_receiver()) {
         let total = 4 << 20;
-        let ((got, got_sum), sum, info, took) =
-            one_transfer("127.0.0.1:0", Options::with_cc(entry.name), total);
+        let ((got, got_sum), sum, info, took) = one_transfer("127.0.0.1:0", solo(entry.name), total);
         eprintln!(
             "{}: {took:.2?}, window {} B, max in flight {} B, {} chunks, state {:?}",
             entry.name,
@@ -379,7 +383,7 @@ fn set_cc_from_none_prepares_the_socket_like_a_controlled_start() {
     // set up as one that started under it (ACK timestamps, TCP_NODELAY, TCP_NOTSENT_LOWAT),
     // and the controller counts in the flow's Options::mss.
     use std::io::Write;
-    let options = Options { mss: 1000, notsent_lowat: 64 << 10, ..Options::with_cc("none") };
+    let options = Options { mss: 1000, notsent_lowat: 64 << 10, ..solo("none") };
     let listener = AlccListener::bind("127.0.0.1:0", options).unwrap();
     let addr = listener.local_addr().unwrap();
     let client = thread::spawn(move || read_all(&mut TcpStream::connect(addr).unwrap()).unwrap());
@@ -454,7 +458,7 @@ fn a_panicking_controller_fails_its_flow_only() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let total = 8u64 << 20;
-    let options = Options::with_cc("fixed:window=20");
+    let options = solo("fixed:window=20");
     let serve = |stream: AlccStream| {
         thread::spawn(move || {
             let mut s = stream;

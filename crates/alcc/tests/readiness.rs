@@ -10,7 +10,14 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use alcc::sys::{poll_one, Epoll};
-use alcc::{AlccStream, Options};
+use alcc::{AlccStream, Grouping, Options};
+
+/// Options for controller `cc`, uncoupled: these tests check one flow's own pacing while the
+/// other tests of this binary run flows to 127.0.0.1 from the same process, which would
+/// otherwise share one flow group (docs/coupled-flows.md).
+fn solo(cc: &str) -> Options {
+    Options::with_cc(cc).grouping(Grouping::None)
+}
 use common::{pattern, read_all, Fnv};
 
 /// A connected pair: (accepted server side, client side).
@@ -71,7 +78,7 @@ fn event_loop_write(stream: &AlccStream, total: u64, mut wait: impl FnMut() -> b
 
 /// 3 MB at 8 Mbit/s through a 64 KiB queue: about 3 s of waiting for the controller.
 fn slow_options() -> Options {
-    Options { queue_capacity: 64 << 10, ..Options::with_cc("fixed:rate=8") }
+    Options { queue_capacity: 64 << 10, ..solo("fixed:rate=8") }
 }
 
 fn run_loop(edge: bool) {
@@ -126,7 +133,7 @@ fn a_released_stream_delivers_everything_and_the_fin_waits_for_the_last_descript
     // The application keeps `server`; the engine works on a dup of it.
     let engine_fd: OwnedFd = server.try_clone().unwrap().into();
     server.set_nonblocking(false).unwrap();
-    let stream = AlccStream::from_shared_fd(engine_fd, &Options::with_cc("fixed:rate=40")).unwrap();
+    let stream = AlccStream::from_shared_fd(engine_fd, &solo("fixed:rate=40")).unwrap();
     // O_NONBLOCK belongs to the application: the engine left it as it was.
     assert!(!alcc::sys::is_nonblocking(server.as_raw_fd()).unwrap());
     let total = 2 << 20;
@@ -163,7 +170,7 @@ fn a_released_stream_delivers_everything_and_the_fin_waits_for_the_last_descript
 #[test]
 fn a_failure_wakes_an_edge_triggered_watcher_and_the_write_returns_the_error() {
     let (server, client) = pair();
-    let options = Options { queue_capacity: 16 << 10, ..Options::with_cc("fixed:rate=1") };
+    let options = Options { queue_capacity: 16 << 10, ..solo("fixed:rate=1") };
     let stream = AlccStream::from_tcp(server, &options).unwrap();
     let fd = stream.writable_fd().unwrap();
     let ep = Epoll::new().unwrap();

@@ -10,7 +10,14 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use alcc::underlay::loader;
-use alcc::{AlccListener, AlccStream, FlowInfo, Options};
+use alcc::{AlccListener, AlccStream, FlowInfo, Grouping, Options};
+
+/// Options for controller `cc`, uncoupled: these tests compare one flow's own window with the
+/// kernel's while the other tests of this binary run flows to 127.0.0.1 from the same process,
+/// which would otherwise share one flow group (docs/coupled-flows.md).
+fn solo(cc: &str) -> Options {
+    Options::with_cc(cc).grouping(Grouping::None)
+}
 use common::{read_all, write_pattern};
 
 /// Whether the test can run (root); otherwise the skip is recorded (alcc-testenv: visible, a
@@ -59,7 +66,7 @@ fn hold_keeps_the_kernel_window_at_twice_the_controllers_plus_ten() {
     if !privileged() {
         return;
     }
-    let options = Options::with_cc("fixed:window=20").underlay("alcc:hold");
+    let options = solo("fixed:window=20").underlay("alcc:hold");
     let (samples, info, intact) = transfer(options, 16 << 20);
     assert!(intact, "bytes differ");
     assert_eq!(info.underlay, loader::process_name(), "the kernel runs this process's registration");
@@ -84,7 +91,7 @@ fn follow_makes_the_kernel_window_the_controllers() {
     if !privileged() {
         return;
     }
-    let options = Options::with_cc("fixed:window=20").underlay("alcc:follow");
+    let options = solo("fixed:window=20").underlay("alcc:follow");
     let (samples, info, intact) = transfer(options, 16 << 20);
     assert!(intact, "bytes differ");
     assert!(info.underlay.starts_with("alcc_"), "{}", info.underlay);
@@ -115,7 +122,7 @@ fn the_registration_lives_as_long_as_a_flow_holds_it() {
         return;
     }
     let name = loader::process_name();
-    let options = Options::with_cc("fixed:window=20").underlay("alcc");
+    let options = solo("fixed:window=20").underlay("alcc");
     let listener = AlccListener::bind("127.0.0.1:0", options).unwrap();
     let addr = listener.local_addr().unwrap();
     let client = thread::spawn(move || {
@@ -140,7 +147,7 @@ fn the_registration_lives_as_long_as_a_flow_holds_it() {
 
 #[test]
 fn unknown_policies_are_errors() {
-    let err = AlccStream::connect("127.0.0.1:9", &Options::with_cc("fixed").underlay("alcc:loose"));
+    let err = AlccStream::connect("127.0.0.1:9", &solo("fixed").underlay("alcc:loose"));
     // Connecting to the discard port may fail first; either way no stream comes back.
     assert!(err.is_err());
     assert_eq!(

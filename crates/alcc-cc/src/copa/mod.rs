@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use crate::controller::{Config, Controller};
 use crate::event::{AckSample, Decision, LossEvent, SentPacket};
+use crate::fse::Share;
 use crate::metrics::Metrics;
 use crate::spec::{Params, SpecError};
 use crate::time::Time;
@@ -296,6 +297,13 @@ impl Controller for Copa {
 
     fn decision(&self) -> Decision {
         Decision { window: self.window_bytes(), pacing_rate: self.pacing_rate() }
+    }
+
+    /// Continues from the group's share: `cwnd = share x RTT` in packets (RFC 8699 section
+    /// 5.3.1 for window-based controllers), never below [`MIN_CWND`]. Slow start, velocity,
+    /// `delta` and the RTT history are kept: the window moves on from the share.
+    fn adopt_share(&mut self, _now: Time, share: &Share) {
+        self.cwnd = (share.window() as f64 / self.mss as f64).max(MIN_CWND);
     }
 
     fn metrics(&self) -> Metrics {

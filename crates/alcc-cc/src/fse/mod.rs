@@ -37,16 +37,25 @@
 //! `rate = cwnd / RTT` ([`rate_of_window`]) and apply their share as `cwnd = FSE_R x RTT`
 //! ([`window_of_rate`]), with the flow's own smoothed RTT.
 //!
+//! Cost: while no flow has a desired rate ([`Demand::UpTo`]) a share is computed when it is
+//! read, `P(f) x S_CR / S_P`, so an update costs a map look-up, not a pass over the group
+//! (a group of 10 000 flows to one peer stays cheap); with desired rates the water-filling of
+//! [`allocate`] runs on every change.
+//!
 //! Not here: RFC 8699's conservative variant (section 5.3.2, which also damps the aggregate
 //! after a congestion event so that the group reacts like one flow), the passive FSE, and shared
 //! bottleneck detection (the transport decides who is in a group).
 
 mod allocate;
+mod coupling;
+mod share;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub use self::allocate::{allocate, Claim};
+pub use self::coupling::Coupling;
+pub use self::share::{calculated_rate, differs, scale, Share};
 
 /// A flow's handle in its [`FlowGroup`], given by [`FlowGroup::join`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -114,6 +123,10 @@ pub struct FlowGroup {
     members: BTreeMap<FlowId, Member>,
     /// `S_CR`, bytes per second.
     sum_calculated: f64,
+    /// `S_P`, summed in member order (as [`allocate`] sums it).
+    sum_priority: f64,
+    /// Members with a desired rate ([`Demand::UpTo`]): while none, shares are computed lazily.
+    limited: usize,
     next_id: u64,
 }
 
@@ -148,7 +161,7 @@ impl FlowGroup {
         self.next_id += 1;
         self.members.insert(id, Member { priority, demand: Demand::Unlimited, assigned: initial_rate });
         self.sum_calculated += initial_rate;
-        self.distribute();
+        self.members_changed();
         Ok(id)
     }
 
@@ -159,7 +172,7 @@ impl FlowGroup {
         if self.members.is_empty() {
             self.sum_calculated = 0.0;
         }
-        self.distribute();
+        self.members_changed();
         Ok(())
     }
 
@@ -168,18 +181,33 @@ impl FlowGroup {
     /// 8699 section 5.3.1 step 3). Returns the flow's new rate `FSE_R(f)`.
     pub fn update(&mut self, id: FlowId, calculated_rate: f64) -> Result<f64, FseError> {
         let cc_r = check_rate(calculated_rate)?;
-        let assigned = self.member(id)?.assigned;
+        let assigned = self.rate(id)?;
         // Step 3(a). Never below zero: a controller cannot take back more than the group has.
         self.sum_calculated = (self.sum_calculated + cc_r - assigned).max(0.0);
         self.distribute();
-        Ok(self.member(id)?.assigned)
+        self.rate(id)
+    }
+
+    /// The flow's controller changed its calculated rate by `change` bytes per second since
+    /// the rate it continued from (step 3(a) written as a change: `S_CR += change`, never
+    /// below zero), and every share is computed anew. Returns the flow's new rate. This is
+    /// [`update`](Self::update) for a transport that applies shares later than they are
+    /// computed ([`Coupling`]).
+    pub fn change(&mut self, id: FlowId, change: f64) -> Result<f64, FseError> {
+        if !change.is_finite() {
+            return Err(FseError::BadRate(change));
+        }
+        self.member(id)?;
+        self.sum_calculated = (self.sum_calculated + change).max(0.0);
+        self.distribute();
+        self.rate(id)
     }
 
     /// Sets the flow's priority weight and divides the aggregate anew.
     pub fn set_priority(&mut self, id: FlowId, priority: f64) -> Result<(), FseError> {
         let priority = check_priority(priority)?;
         self.member_mut(id)?.priority = priority;
-        self.distribute();
+        self.members_changed();
         Ok(())
     }
 
@@ -187,13 +215,13 @@ impl FlowGroup {
     pub fn set_demand(&mut self, id: FlowId, demand: Demand) -> Result<(), FseError> {
         let demand = demand.check()?;
         self.member_mut(id)?.demand = demand;
-        self.distribute();
+        self.members_changed();
         Ok(())
     }
 
     /// The rate the group assigned to the flow (`FSE_R(f)`), bytes per second.
     pub fn rate(&self, id: FlowId) -> Result<f64, FseError> {
-        Ok(self.member(id)?.assigned)
+        Ok(self.share_of(self.member(id)?))
     }
 
     /// The sum of the calculated rates (`S_CR`), bytes per second.
@@ -213,7 +241,7 @@ impl FlowGroup {
 
     /// Every flow with its assigned rate, in the order they joined.
     pub fn rates(&self) -> impl Iterator<Item = (FlowId, f64)> + '_ {
-        self.members.iter().map(|(id, m)| (*id, m.assigned))
+        self.members.iter().map(|(id, m)| (*id, self.share_of(m)))
     }
 
     fn member(&self, id: FlowId) -> Result<&Member, FseError> {
@@ -224,8 +252,31 @@ impl FlowGroup {
         self.members.get_mut(&id).ok_or(FseError::UnknownFlow(id))
     }
 
-    /// Steps 3(b) to 3(d): every flow's `FSE_R` from `S_CR`.
+    /// A member's `FSE_R`: stored while some flow has a desired rate, else `P(i) x S_CR / S_P`
+    /// computed here (step 3(c) without caps; a lone flow gets `S_CR` itself, exactly).
+    fn share_of(&self, m: &Member) -> f64 {
+        if self.limited > 0 {
+            m.assigned
+        } else if self.members.len() == 1 {
+            self.sum_calculated
+        } else {
+            m.priority * (self.sum_calculated / self.sum_priority)
+        }
+    }
+
+    /// Members, priorities or demands changed: `S_P` and the count of limited flows anew.
+    fn members_changed(&mut self) {
+        self.sum_priority = self.members.values().map(|m| m.priority).sum();
+        self.limited = self.members.values().filter(|m| matches!(m.demand, Demand::UpTo(_))).count();
+        self.distribute();
+    }
+
+    /// Steps 3(b) to 3(d): every flow's `FSE_R` from `S_CR` (only while some flow has a
+    /// desired rate; otherwise [`share_of`](Self::share_of) computes shares when read).
     fn distribute(&mut self) {
+        if self.limited == 0 {
+            return;
+        }
         let claims: Vec<Claim> =
             self.members.values().map(|m| Claim { priority: m.priority, desired: m.demand.cap() }).collect();
         let shares = allocate(self.sum_calculated, &claims);

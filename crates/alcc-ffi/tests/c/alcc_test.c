@@ -110,6 +110,9 @@ static int run(int family) {
         CHECK(alcc_set_mode(l, "framed") == 0, "set_mode on listener: %s", strerror(errno));
     }
     CHECK(alcc_set_cc(l, cc, "reno") == 0, "set_cc on listener: %s", strerror(errno));
+    CHECK(alcc_set_group(l, "a b", 1.0) == -1 && errno == EINVAL, "bad group name: errno %d", errno);
+    CHECK(alcc_set_group(l, "auto", 0.0) == -1 && errno == EINVAL, "weight 0: errno %d", errno);
+    CHECK(alcc_set_group(l, "c-test", 2.0) == 0, "set_group on listener: %s", strerror(errno));
 
     client_sum = 0;
     client_bytes = 0;
@@ -127,6 +130,8 @@ static int run(int family) {
         struct pollfd p = {.fd = w, .events = POLLOUT};
         CHECK(poll(&p, 1, 0) == 1 && (p.revents & POLLOUT), "readiness of an empty queue: revents %d", p.revents);
         CHECK(alcc_writable_fd(c) == w, "one readiness descriptor per connection");
+        CHECK(alcc_set_group(c, "other", 1.0) == -1 && errno == EISCONN, "group of a connection: errno %d", errno);
+        CHECK(alcc_set_group(c, NULL, 3.0) == 0, "weight of a connection: %s", strerror(errno));
     }
 
     static unsigned char buf[100000];

@@ -2,8 +2,13 @@
 //! TCP through the API) or a controller from `alcc-cc` with its pacer; each behaviour that
 //! differs between the two is one method here.
 
+use std::time::Duration;
+
+use alcc_cc::fse::{Coupling, Share};
 use alcc_cc::pacer::Pacer;
 use alcc_cc::{registry, Controller, Decision, SenderHint, SentPacket, Time};
+
+use crate::coupling::groups::{Groups, Membership};
 
 use crate::error::{Error, Result};
 use crate::feedback::Feedback;
@@ -24,6 +29,8 @@ pub(crate) enum Control {
         controller: Box<dyn Controller>,
         /// When its next chunk may go.
         pacer: Pacer,
+        /// Its side of the flow's group (src/coupling): the share it runs under, if any.
+        coupling: Coupling,
     },
 }
 
@@ -60,15 +67,43 @@ impl Control {
             return Err(Error::NeedsReceiver(spec.to_string()));
         }
         let controller = registry::build(spec, &options.config())?;
-        Ok(Control::Controlled { controller, pacer: Pacer::new() })
+        Ok(Control::controlled(controller))
     }
 
-    /// The controller's decision; `None` for plain TCP.
+    /// `controller` with a fresh pacer, not coupled yet.
+    pub fn controlled(controller: Box<dyn Controller>) -> Control {
+        Control::Controlled { controller, pacer: Pacer::new(), coupling: Coupling::new() }
+    }
+
+    /// The decision in force: the controller's, or its group's share of it; `None` for plain
+    /// TCP.
     pub fn decision(&self) -> Option<Decision> {
         match self {
             Control::Plain => None,
-            Control::Controlled { controller, .. } => Some(controller.decision()),
+            Control::Controlled { controller, coupling, .. } => Some(coupling.decision(controller.as_ref())),
         }
+    }
+
+    /// Couples the controller with its group (src/coupling, RFC 8699 section 5.3.1 step 3):
+    /// reports its change since the last step and runs it under the share it gets back.
+    /// `rtt` is the flow's smoothed RTT (`None`: the controller's own), `min_window` one
+    /// segment. Nothing for plain TCP or an uncoupled flow.
+    pub fn couple(
+        &mut self,
+        now: Time,
+        rtt: Option<Duration>,
+        min_window: u64,
+        membership: &mut Membership,
+        groups: &mut Groups,
+    ) {
+        let Control::Controlled { controller, coupling, .. } = self else { return };
+        if membership.key.is_none() {
+            return;
+        }
+        let Some(rtt) = rtt.or_else(|| controller.metrics().srtt) else { return };
+        let Some(rate) = coupling.observe(controller.as_ref(), rtt) else { return };
+        let Some(share) = membership.share(groups, rate, coupling.take_change()) else { return };
+        coupling.apply(now, Share { rate: share, rtt }, controller.as_mut(), min_window);
     }
 
     /// Whether this is a controller (the socket needs preparing for one).
@@ -120,10 +155,10 @@ impl Control {
         sizing: Sizing,
         underlay: &FlowUnderlay,
     ) -> Allowance {
-        let Control::Controlled { controller, pacer } = self else {
+        let Control::Controlled { controller, pacer, coupling } = self else {
             return Allowance::Send(queued.min(sizing.max_chunk));
         };
-        let d = underlay.gate(controller.decision(), sizing.mss);
+        let d = underlay.gate(coupling.decision(controller.as_ref()), sizing.mss);
         if in_flight < d.window && !pacer.ready(now) {
             return Allowance::PacedUntil(pacer.earliest());
         }
@@ -153,8 +188,8 @@ impl Control {
         in_flight: u64,
         (underlay, mss): (&FlowUnderlay, u64),
     ) -> (u64, u64) {
-        let Control::Controlled { controller, pacer } = self else { return (0, 0) };
-        let gate = underlay.gate(controller.decision(), mss);
+        let Control::Controlled { controller, pacer, coupling } = self else { return (0, 0) };
+        let gate = underlay.gate(coupling.decision(controller.as_ref()), mss);
         let overshoot = in_flight.saturating_sub(gate.window);
         let memo = controller.on_sent(now, &SentPacket { seq, bytes, bytes_in_flight: in_flight });
         pacer.on_send(now, bytes, gate.pacing_rate);
@@ -173,7 +208,9 @@ impl Control {
     pub fn pacing_rate(&self) -> Option<u64> {
         match self {
             Control::Plain => None,
-            Control::Controlled { controller, .. } => controller.decision().pacing_rate,
+            Control::Controlled { controller, coupling, .. } => {
+                coupling.decision(controller.as_ref()).pacing_rate
+            }
         }
     }
 
@@ -197,8 +234,10 @@ impl Control {
                 info.pacing_rate = None;
                 info.metrics = None;
             }
-            Control::Controlled { controller, .. } => {
-                let d = controller.decision();
+            Control::Controlled { controller, coupling, .. } => {
+                let d = coupling.decision(controller.as_ref());
+                info.group_share = coupling.last_share();
+                info.shares_applied = coupling.applied();
                 info.window = d.window;
                 info.pacing_rate = d.pacing_rate;
                 info.metrics = Some(controller.metrics());

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use alcc_cc::Time;
 
+use crate::coupling::groups::{Groups, Membership};
 use crate::driver::FlowId;
 use crate::feedback::Feedback;
 use crate::options::Options;
@@ -89,6 +90,8 @@ pub(crate) struct Flow {
     /// Steps in a row that found nothing newly acknowledged, and the bytes acknowledged at
     /// the last one (the TCP_INFO poll's backoff, [`fin_poll_interval`]).
     idle_polls: (u32, u64),
+    /// Its place in its flow group (src/coupling).
+    membership: Membership,
     /// The wake-up time currently scheduled in the driver's heap.
     pub scheduled: Option<Time>,
 }
@@ -120,8 +123,15 @@ impl Flow {
             kernel_pacing: None,
             close_noted: false,
             idle_polls: (0, 0),
+            membership: Membership::new(None, 1.0),
             scheduled: None,
         }
+    }
+
+    /// The flow in its group (src/coupling); uncoupled until this is called.
+    pub fn in_group(mut self, membership: Membership) -> Flow {
+        self.membership = membership;
+        self
     }
 
     /// Prepares the socket for the flow's controller (once, before the flow is registered);
@@ -138,9 +148,14 @@ impl Flow {
         self.transport.reads_socket()
     }
 
-    /// One step. Never blocks.
-    pub fn step(&mut self, now: Time) -> Next {
-        match self.try_step(now) {
+    /// Leaves the flow's group (it ended): its share goes to the others.
+    pub fn leave_group(&mut self, groups: &mut Groups) {
+        self.membership.leave(groups);
+    }
+
+    /// One step. Never blocks. `groups` are the process's flow groups.
+    pub fn step(&mut self, now: Time, groups: &mut Groups) -> Next {
+        match self.try_step(now, groups) {
             Ok(next) => next,
             Err(e) => {
                 self.transport.on_failure(self.fd.as_raw_fd());
@@ -154,7 +169,7 @@ impl Flow {
         }
     }
 
-    fn try_step(&mut self, now: Time) -> io::Result<Next> {
+    fn try_step(&mut self, now: Time, groups: &mut Groups) -> io::Result<Next> {
         let fd = self.fd.as_raw_fd();
         if let Some(e) = sys::take_socket_error(fd)? {
             return Err(e);
@@ -180,6 +195,12 @@ impl Flow {
         if let Some(u) = st.new_underlay.take() {
             self.underlay = u;
         }
+        if let Some(w) = st.new_weight.take() {
+            self.membership.set_weight(groups, w);
+        }
+        let rtt = self.transport.feedback_ref().tcp_info().map(|i| Duration::from_micros(u64::from(i.rtt)));
+        let mss = self.mss();
+        self.control.couple(now, rtt.filter(|r| !r.is_zero()), mss, &mut self.membership, groups);
         self.underlay.sync(fd, self.control.decision(), self.mss(), now)?;
         self.pace_kernel(fd)?;
         let before = st.queue.len();

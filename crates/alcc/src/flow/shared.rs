@@ -92,6 +92,8 @@ pub(crate) struct SharedState {
     pub control_applied: u64,
     /// An underlay replacing the current one (`set_underlay`), its socket already set up.
     pub new_underlay: Option<FlowUnderlay>,
+    /// A priority weight replacing the flow's current one (`set_weight`).
+    pub new_weight: Option<f64>,
     /// The driver's latest snapshot.
     pub info: FlowInfo,
     /// The readiness descriptor, once asked for.

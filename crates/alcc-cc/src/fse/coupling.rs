@@ -1,0 +1,109 @@
+//! [`Coupling`]: one flow's side of its group. The transport keeps one per coupled flow and,
+//! after the flow's controller has taken its feedback:
+//!
+//! 1. [`observe`](Coupling::observe)s the controller's calculated rate (`CC_R`,
+//!    [`calculated_rate`]); what changed since the last look is the controller's own change;
+//! 2. hands that change to the group ([`take_change`](Coupling::take_change), then
+//!    [`FlowGroup::change`](super::FlowGroup::change) or a message to a host's manager),
+//!    which adds it to the aggregate (RFC 8699 section 5.3.1 step 3(a)) and divides anew;
+//! 3. [`apply`](Coupling::apply)s the share it got back: the controller adopts it
+//!    ([`Controller::adopt_share`]) or, if it does not, the flow's decision is scaled to it.
+//!
+//! Counting the controller's change from the rate it actually continued from (rather than
+//! from the group's latest `FSE_R`) keeps step 3(a) right when shares reach the flow later
+//! than they were computed: at its next step, or when the manager's answer arrives.
+
+use std::time::Duration;
+
+use crate::controller::Controller;
+use crate::event::Decision;
+use crate::time::Time;
+
+use super::share::{calculated_rate, differs, scale, Share};
+
+/// One flow's coupling state (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub struct Coupling {
+    /// The controller's calculated rate at the last look or right after the last adoption.
+    continued_from: Option<f64>,
+    /// The controller's own change since the group last took it, bytes per second.
+    change: f64,
+    /// The decision in force when the controller did not adopt its share itself.
+    assigned: Option<Decision>,
+    /// The last share applied, bytes per second.
+    last_share: Option<f64>,
+    /// Shares that differed from the controller's rate and were applied.
+    applied: u64,
+}
+
+impl Coupling {
+    /// A flow not yet seen with a rate.
+    pub fn new() -> Coupling {
+        Coupling::default()
+    }
+
+    /// Reads the controller's calculated rate over `rtt` and adds its change since the last
+    /// look to the change the group has not taken yet. `None` while the flow has no rate to
+    /// share ([`calculated_rate`]).
+    pub fn observe(&mut self, controller: &dyn Controller, rtt: Duration) -> Option<f64> {
+        let rate = calculated_rate(controller.decision(), rtt)?;
+        if let Some(before) = self.continued_from {
+            self.change += rate - before;
+        }
+        self.continued_from = Some(rate);
+        Some(rate)
+    }
+
+    /// Whether the flow has been seen with a rate (it is, or may join, a group member).
+    pub fn has_rate(&self) -> bool {
+        self.continued_from.is_some()
+    }
+
+    /// The controller's change the group has not taken yet, bytes per second; resets it.
+    pub fn take_change(&mut self) -> f64 {
+        std::mem::take(&mut self.change)
+    }
+
+    /// Applies the share the group assigned (RFC 8699 step 3(d)). A share that differs from
+    /// the controller's current rate is offered to the controller; whatever it does not take
+    /// over is applied by scaling its decision. A share equal to its rate (up to rounding,
+    /// [`differs`]) changes nothing. Call after [`observe`](Self::observe).
+    pub fn apply(&mut self, now: Time, share: Share, controller: &mut dyn Controller, min_window: u64) {
+        let Some(current) = self.continued_from else { return };
+        self.last_share = Some(share.rate);
+        if !differs(share.rate, current) {
+            self.assigned = None;
+            return;
+        }
+        self.applied += 1;
+        controller.adopt_share(now, &share);
+        let Some(after) = calculated_rate(controller.decision(), share.rtt) else {
+            self.assigned = None;
+            return;
+        };
+        self.continued_from = Some(after);
+        self.assigned = differs(share.rate, after)
+            .then(|| scale(controller.decision(), share.rate / after.max(1e-9), min_window));
+    }
+
+    /// The decision the flow runs under: the share's, or the controller's own.
+    pub fn decision(&self, controller: &dyn Controller) -> Decision {
+        self.assigned.unwrap_or_else(|| controller.decision())
+    }
+
+    /// The last share applied, bytes per second (`None` before the first).
+    pub fn last_share(&self) -> Option<f64> {
+        self.last_share
+    }
+
+    /// How many shares differed from the controller's rate and were applied (offered to the
+    /// controller, or applied by scaling): 0 for a flow alone in its group.
+    pub fn applied(&self) -> u64 {
+        self.applied
+    }
+
+    /// Whether the flow runs under a scaled decision rather than its controller's own.
+    pub fn overrides(&self) -> bool {
+        self.assigned.is_some()
+    }
+}

@@ -1,0 +1,128 @@
+//! [`Groups`]: the flow groups of one process, owned by the driver thread, and
+//! [`Membership`], a flow's place in one of them.
+
+use std::collections::HashMap;
+
+use alcc_cc::fse::{FlowGroup, FlowId};
+
+use super::grouping::GroupKey;
+
+/// Every flow group of the process, by key (the driver's; no lock, one thread).
+#[derive(Debug, Default)]
+pub(crate) struct Groups {
+    groups: HashMap<GroupKey, FlowGroup>,
+}
+
+impl Groups {
+    /// Adds a flow with `weight` whose controller calculates `rate` to group `key` (made on
+    /// first use); returns its id and its share.
+    pub fn join(&mut self, key: &GroupKey, weight: f64, rate: f64) -> Option<(FlowId, f64)> {
+        let group = self.groups.entry(key.clone()).or_default();
+        let id = group.join(weight, rate).ok()?;
+        Some((id, group.rate(id).ok()?))
+    }
+
+    /// The flow's controller changed its rate by `change` since it last reported: its new
+    /// share (RFC 8699 section 5.3.1 step 3).
+    pub fn change(&mut self, key: &GroupKey, id: FlowId, change: f64) -> Option<f64> {
+        self.groups.get_mut(key)?.change(id, change).ok()
+    }
+
+    /// The flow's share now (others' changes since its last step included).
+    #[cfg(test)]
+    pub fn rate(&self, key: &GroupKey, id: FlowId) -> Option<f64> {
+        self.groups.get(key)?.rate(id).ok()
+    }
+
+    /// Sets the flow's weight.
+    pub fn set_weight(&mut self, key: &GroupKey, id: FlowId, weight: f64) {
+        if let Some(g) = self.groups.get_mut(key) {
+            let _ = g.set_priority(id, weight);
+        }
+    }
+
+    /// Removes the flow; a group left empty is forgotten.
+    pub fn leave(&mut self, key: &GroupKey, id: FlowId) {
+        if let Some(g) = self.groups.get_mut(key) {
+            let _ = g.leave(id);
+            if g.is_empty() {
+                self.groups.remove(key);
+            }
+        }
+    }
+
+    /// How many flows group `key` holds.
+    #[cfg(test)]
+    pub fn len_of(&self, key: &GroupKey) -> usize {
+        self.groups.get(key).map_or(0, FlowGroup::len)
+    }
+}
+
+/// A flow's place in its group.
+#[derive(Clone, Debug)]
+pub(crate) struct Membership {
+    /// Its group; `None` for an uncoupled flow.
+    pub key: Option<GroupKey>,
+    /// Its priority weight.
+    pub weight: f64,
+    /// Its id in the group, once it joined (at its first step with a rate to share).
+    pub id: Option<FlowId>,
+}
+
+impl Membership {
+    /// A flow in group `key` (or none) with `weight`, not joined yet.
+    pub fn new(key: Option<GroupKey>, weight: f64) -> Membership {
+        Membership { key, weight, id: None }
+    }
+
+    /// Reports the controller's `rate` or its `change` and returns the flow's share; joins
+    /// at the first call. `None` for an uncoupled flow.
+    pub fn share(&mut self, groups: &mut Groups, rate: f64, change: f64) -> Option<f64> {
+        let key = self.key.as_ref()?;
+        match self.id {
+            Some(id) => groups.change(key, id, change),
+            None => {
+                let (id, share) = groups.join(key, self.weight, rate)?;
+                self.id = Some(id);
+                Some(share)
+            }
+        }
+    }
+
+    /// Sets the weight (in the group too, if joined).
+    pub fn set_weight(&mut self, groups: &mut Groups, weight: f64) {
+        self.weight = weight;
+        if let (Some(key), Some(id)) = (&self.key, self.id) {
+            groups.set_weight(key, id, weight);
+        }
+    }
+
+    /// Leaves the group (the flow ended); its share goes to the others.
+    pub fn leave(&mut self, groups: &mut Groups) {
+        if let (Some(key), Some(id)) = (&self.key, self.id.take()) {
+            groups.leave(key, id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_join_share_and_leave() {
+        let key = GroupKey::Named("g".into());
+        let mut groups = Groups::default();
+        let mut a = Membership::new(Some(key.clone()), 1.0);
+        let mut b = Membership::new(Some(key.clone()), 3.0);
+        assert_eq!(a.share(&mut groups, 1000.0, 0.0), Some(1000.0), "alone, its own rate");
+        assert_eq!(b.share(&mut groups, 1000.0, 0.0), Some(1500.0));
+        assert_eq!(a.share(&mut groups, 0.0, 400.0), Some(600.0), "the aggregate grew to 2400");
+        a.leave(&mut groups);
+        assert_eq!(groups.rate(&key, b.id.unwrap()), Some(2400.0), "the leaver's share is the other's");
+        b.leave(&mut groups);
+        assert_eq!(groups.len_of(&key), 0);
+        let mut none = Membership::new(None, 1.0);
+        assert_eq!(none.share(&mut groups, 1000.0, 0.0), None);
+    }
+}
