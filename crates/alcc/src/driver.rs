@@ -18,7 +18,7 @@ use std::collections::{BinaryHeap, HashMap};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -83,6 +83,11 @@ pub(crate) struct Driver {
     eventfd: EventFd,
     next_id: AtomicU64,
     flows: AtomicUsize,
+    /// The thread's CPU-time clock (read by [`Driver::cpu_time`] from any thread, so the
+    /// thread itself makes no system call for it), [`NO_CLOCK`] until the thread has started.
+    cpu_clock: AtomicI32,
+    /// The CPU time last read from that clock, nanoseconds (what is reported once the thread
+    /// is gone).
     cpu_ns: AtomicU64,
     wakeups: AtomicU64,
     latency: LatencyRecorder,
@@ -139,6 +144,7 @@ fn start() -> Result<Arc<Driver>, String> {
             eventfd: EventFd::new()?,
             next_id: AtomicU64::new(0),
             flows: AtomicUsize::new(0),
+            cpu_clock: AtomicI32::new(NO_CLOCK),
             cpu_ns: AtomicU64::new(0),
             wakeups: AtomicU64::new(0),
             latency: LatencyRecorder::new(),
@@ -205,9 +211,16 @@ impl Driver {
         self.latency.snapshot()
     }
 
-    /// CPU time the driver thread has used (updated before it sleeps).
+    /// CPU time the driver thread has used.
     pub fn cpu_time(&self) -> Duration {
-        Duration::from_nanos(self.cpu_ns.load(Ordering::Relaxed))
+        let clock = self.cpu_clock.load(Ordering::Acquire);
+        match (clock != NO_CLOCK).then(|| sys::cpu_clock_time(clock)).flatten() {
+            Some(t) => {
+                self.cpu_ns.store(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
+                t
+            }
+            None => Duration::from_nanos(self.cpu_ns.load(Ordering::Relaxed)),
+        }
     }
 }
 
@@ -228,7 +241,15 @@ pub(crate) fn died_error() -> io::Error {
     io::Error::other("alcc: the driver thread died; this flow can make no progress")
 }
 
+/// [`Driver::cpu_clock`] before the thread has set it. A thread's clock id is negative (the
+/// kernel encodes the thread id and the clock kind in it), but its low three bits, the
+/// kind, are never all zero, as they are in this value.
+const NO_CLOCK: libc::clockid_t = libc::clockid_t::MIN;
+
 fn run(driver: &Driver, epoll: &Epoll, timer: &TimerFd) {
+    if let Ok(clock) = sys::thread_cpu_clock() {
+        driver.cpu_clock.store(clock, Ordering::Release);
+    }
     let mut l = Loop {
         driver,
         epoll,
@@ -249,7 +270,6 @@ fn serve(l: &mut Loop<'_>, timer: &TimerFd) {
     let mut events = Vec::with_capacity(256);
     let mut armed: Option<Time> = None;
     loop {
-        driver.cpu_ns.store(sys::thread_cpu_time().as_nanos() as u64, Ordering::Relaxed);
         if epoll.wait(&mut events, None).is_err() {
             // epoll_wait fails only on programming errors; back off rather than spin.
             std::thread::sleep(Duration::from_millis(10));

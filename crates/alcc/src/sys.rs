@@ -157,6 +157,16 @@ pub struct TcpInfo {
     pub total_rto_time: u32,
 }
 
+/// `TCP_CLOSE` of `tcpi_state` (include/net/tcp_states.h).
+const TCP_CLOSE: u8 = 7;
+
+impl TcpInfo {
+    /// Whether the connection is closed (reset, timed out, or both FINs done).
+    pub fn is_closed(&self) -> bool {
+        self.state == TCP_CLOSE
+    }
+}
+
 /// Reads TCP_INFO (about 0.4 us).
 pub fn tcp_info(fd: RawFd) -> io::Result<TcpInfo> {
     let mut info = TcpInfo::default();
@@ -256,19 +266,38 @@ struct SockExtendedErr {
     ee_data: u32,
 }
 
+/// Error-queue messages one `recvmmsg` call reads.
+const ERRQUEUE_BATCH: usize = 32;
+
+/// Control buffer of one error-queue message: the timestamp and the extended error fit in
+/// far less; u64 elements keep it aligned for cmsghdr.
+type ControlBuf = [u64; 32];
+
 /// Reads every pending message of the error queue, appending its timestamps to `out`.
-/// Returns how many messages were read.
+/// Returns how many messages were read. One recvmmsg(2) call reads up to 32 messages, so
+/// a queue of fewer is drained in one system call (a short batch means the queue is empty;
+/// only a full one is followed by another call).
 pub fn drain_error_queue(fd: RawFd, out: &mut Vec<Stamp>) -> io::Result<usize> {
     let mut count = 0;
-    // u64 elements keep the control buffer aligned for cmsghdr.
-    let mut control = [0u64; 64];
+    let mut control = [ControlBuf::default(); ERRQUEUE_BATCH];
     loop {
-        // SAFETY: msghdr is plain old data; zeroed is a valid empty header.
-        let mut msg: libc::msghdr = unsafe { mem::zeroed() };
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = mem::size_of_val(&control);
-        // SAFETY: `msg` points at `control`, which outlives the call; no data iovec.
-        let ret = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
+        // SAFETY: mmsghdr is plain old data; zeroed is a valid empty header.
+        let mut msgs: [libc::mmsghdr; ERRQUEUE_BATCH] = unsafe { mem::zeroed() };
+        for (m, c) in msgs.iter_mut().zip(control.iter_mut()) {
+            m.msg_hdr.msg_control = c.as_mut_ptr().cast();
+            m.msg_hdr.msg_controllen = mem::size_of::<ControlBuf>();
+        }
+        // SAFETY: each header points at its own control buffer, all of which outlive the
+        // call; no data iovecs; no timeout.
+        let ret = unsafe {
+            libc::recvmmsg(
+                fd,
+                msgs.as_mut_ptr(),
+                ERRQUEUE_BATCH as libc::c_uint,
+                libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
         if ret < 0 {
             let err = io::Error::last_os_error();
             return match err.kind() {
@@ -277,46 +306,57 @@ pub fn drain_error_queue(fd: RawFd, out: &mut Vec<Stamp>) -> io::Result<usize> {
                 _ => Err(err),
             };
         }
-        count += 1;
-        let mut ns = None;
-        let mut ext = None;
-        // SAFETY: the CMSG_* macros walk the control buffer the kernel filled, bounded by
-        // msg_controllen; each payload is read with read_unaligned at its declared length.
-        unsafe {
-            let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-            while !cmsg.is_null() {
-                let c = &*cmsg;
-                let data = libc::CMSG_DATA(cmsg);
-                let payload = (c.cmsg_len as usize).saturating_sub(data as usize - cmsg as usize);
-                if c.cmsg_level == libc::SOL_SOCKET
-                    && c.cmsg_type == libc::SO_TIMESTAMPING
-                    && payload >= mem::size_of::<libc::timespec>()
-                {
-                    let ts: libc::timespec = std::ptr::read_unaligned(data.cast());
-                    ns = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
-                } else if ((c.cmsg_level == libc::SOL_IP && c.cmsg_type == libc::IP_RECVERR)
-                    || (c.cmsg_level == libc::SOL_IPV6 && c.cmsg_type == libc::IPV6_RECVERR))
-                    && payload >= mem::size_of::<SockExtendedErr>()
-                {
-                    ext = Some(std::ptr::read_unaligned(data.cast::<SockExtendedErr>()));
-                }
-                cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        let got = usize::try_from(ret).unwrap_or(0);
+        for m in &msgs[..got] {
+            if let Some(stamp) = parse_stamp(&m.msg_hdr) {
+                out.push(stamp);
             }
         }
-        if let (Some(ns), Some(e)) = (ns, ext) {
-            if e.ee_errno == libc::ENOMSG as u32 && e.ee_origin == SO_EE_ORIGIN_TIMESTAMPING {
-                let kind = match e.ee_info {
-                    SCM_TSTAMP_SCHED => Some(StampKind::Sched),
-                    SCM_TSTAMP_SND => Some(StampKind::Snd),
-                    SCM_TSTAMP_ACK => Some(StampKind::Ack),
-                    _ => None,
-                };
-                if let Some(kind) = kind {
-                    out.push(Stamp { kind, id: e.ee_data, ns });
-                }
-            }
+        count += got;
+        if got < ERRQUEUE_BATCH {
+            return Ok(count);
         }
     }
+}
+
+/// The transmit timestamp an error-queue message carries, if it is one.
+fn parse_stamp(msg: &libc::msghdr) -> Option<Stamp> {
+    let mut ns = None;
+    let mut ext = None;
+    // SAFETY: the CMSG_* macros walk the control buffer the kernel filled, bounded by
+    // msg_controllen; each payload is read with read_unaligned at its declared length.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(msg);
+        while !cmsg.is_null() {
+            let c = &*cmsg;
+            let data = libc::CMSG_DATA(cmsg);
+            let payload = (c.cmsg_len as usize).saturating_sub(data as usize - cmsg as usize);
+            if c.cmsg_level == libc::SOL_SOCKET
+                && c.cmsg_type == libc::SO_TIMESTAMPING
+                && payload >= mem::size_of::<libc::timespec>()
+            {
+                let ts: libc::timespec = std::ptr::read_unaligned(data.cast());
+                ns = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            } else if ((c.cmsg_level == libc::SOL_IP && c.cmsg_type == libc::IP_RECVERR)
+                || (c.cmsg_level == libc::SOL_IPV6 && c.cmsg_type == libc::IPV6_RECVERR))
+                && payload >= mem::size_of::<SockExtendedErr>()
+            {
+                ext = Some(std::ptr::read_unaligned(data.cast::<SockExtendedErr>()));
+            }
+            cmsg = libc::CMSG_NXTHDR(msg, cmsg);
+        }
+    }
+    let (ns, e) = (ns?, ext?);
+    if e.ee_errno != libc::ENOMSG as u32 || e.ee_origin != SO_EE_ORIGIN_TIMESTAMPING {
+        return None;
+    }
+    let kind = match e.ee_info {
+        SCM_TSTAMP_SCHED => StampKind::Sched,
+        SCM_TSTAMP_SND => StampKind::Snd,
+        SCM_TSTAMP_ACK => StampKind::Ack,
+        _ => return None,
+    };
+    Some(Stamp { kind, id: e.ee_data, ns })
 }
 
 /// Writes the concatenation of `parts` without blocking and without SIGPIPE; with
@@ -428,6 +468,25 @@ pub fn now() -> Time {
 /// CLOCK_REALTIME in nanoseconds (the clock of software transmit timestamps).
 pub fn realtime_ns() -> u64 {
     clock(libc::CLOCK_REALTIME)
+}
+
+/// The CPU-time clock of the calling thread (pthread_getcpuclockid), which any thread of the
+/// process can read with [`cpu_clock_time`].
+pub fn thread_cpu_clock() -> io::Result<libc::clockid_t> {
+    let mut id: libc::clockid_t = 0;
+    // SAFETY: pthread_self names the calling thread, which exists; `id` is a valid out pointer.
+    match unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut id) } {
+        0 => Ok(id),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
+/// The CPU time on clock `id` ([`thread_cpu_clock`]); `None` once its thread is gone.
+pub fn cpu_clock_time(id: libc::clockid_t) -> Option<Duration> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid out pointer; an invalid clock is reported, not undefined.
+    let ok = unsafe { libc::clock_gettime(id, &mut ts) } == 0;
+    ok.then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
 
 /// CPU time the calling thread has used.

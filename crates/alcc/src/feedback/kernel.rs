@@ -168,6 +168,13 @@ impl FeedbackSource for KernelFeedback {
         // driver's clock (20-40 chunks in a 20 s run; shorter than the path when timed at the
         // step's start, up to the driver's wait for a core longer when timed at the read).
         let info = sys::tcp_info(fd)?;
+        // The socket's pending error (a reset, a timeout) is read only once TCP_INFO shows
+        // the connection closed, which every such error does: no SO_ERROR call per step.
+        if info.is_closed() {
+            if let Some(e) = sys::take_socket_error(fd)? {
+                return Err(e);
+            }
+        }
         self.stamps.clear();
         sys::drain_error_queue(fd, &mut self.stamps)?;
         let stamps = std::mem::take(&mut self.stamps);

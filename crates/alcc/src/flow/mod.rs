@@ -171,7 +171,7 @@ impl Flow {
 
     fn try_step(&mut self, now: Time, groups: &mut Groups) -> io::Result<Next> {
         let fd = self.fd.as_raw_fd();
-        if let Some(e) = sys::take_socket_error(fd)? {
+        if let Some(e) = self.transport.take_error(fd)? {
             return Err(e);
         }
         self.events.clear();
@@ -203,7 +203,7 @@ impl Flow {
         self.control.couple(now, rtt.filter(|r| !r.is_zero()), mss, &mut self.membership, groups);
         self.underlay.sync(fd, self.control.decision(), self.mss(), now)?;
         self.pace_kernel(fd)?;
-        let before = st.queue.len();
+        let (before, was_full, was_handed_over) = (st.queue.len(), st.queue.is_full(), st.handed_over);
         let wake_at = self.write_queue(fd, now, &mut st)?;
         if st.queue.is_empty() {
             self.control.on_idle();
@@ -232,10 +232,16 @@ impl Flow {
         }
         self.publish(&mut st);
         st.sync_readiness();
+        // Application calls wait for room in a full queue (write, send_file), an empty one
+        // (flush), the hand-over (the exit flush) or the end (close): they are woken when one
+        // of these comes, not after every chunk (a queue holding a file range stays above its
+        // capacity for many steps).
         let freed = st.queue.len() < before;
+        let room = freed && (st.queue.is_empty() || (was_full && !st.queue.is_full()));
+        let wake_waiters = room || done || (st.handed_over && !was_handed_over);
         let active = !st.queue.is_empty() || self.chunks.bytes_in_flight() > 0;
         drop(st);
-        if freed || done {
+        if wake_waiters {
             self.shared.notify();
         }
         if done {

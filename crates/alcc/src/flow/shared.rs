@@ -16,6 +16,7 @@
 //! moved bytes out). Made on first use only: a flow nobody polls has no descriptor.
 
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -173,6 +174,9 @@ impl Wait {
 pub(crate) struct Shared {
     state: Mutex<SharedState>,
     cond: Condvar,
+    /// Application calls waiting on `cond` (changed under the lock), so that a notification
+    /// nobody waits for costs no system call.
+    waiters: AtomicUsize,
 }
 
 impl Shared {
@@ -185,6 +189,7 @@ impl Shared {
                 ..SharedState::default()
             }),
             cond: Condvar::new(),
+            waiters: AtomicUsize::new(0),
         })
     }
 
@@ -193,9 +198,14 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Wakes every application call waiting on this flow.
+    /// Wakes every application call waiting on this flow; call it after changing the state
+    /// under the lock. A call that found its condition false counted itself a waiter under
+    /// that lock before it began to wait, so a change made under the lock after that sees it
+    /// here (the lock orders the two), and one made before is seen by the call itself.
     pub fn notify(&self) {
-        self.cond.notify_all();
+        if self.waiters.load(Ordering::Relaxed) > 0 {
+            self.cond.notify_all();
+        }
     }
 
     /// Waits until `done` returns a result, as `wait` allows. The flow's failure ends every
@@ -233,7 +243,9 @@ impl Shared {
                     left.min(LIVENESS_CHECK)
                 }
             };
+            self.waiters.fetch_add(1, Ordering::Relaxed);
             st = self.cond.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner()).0;
+            self.waiters.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }

@@ -98,6 +98,16 @@ impl Transport {
         }
     }
 
+    /// The socket's pending error, if any, taken at the start of each step: SO_ERROR in
+    /// framed and UDP mode; in kernel mode nothing here, since its feedback reads TCP_INFO
+    /// every step anyway and takes SO_ERROR only once that shows the connection closed.
+    pub fn take_error(&self, fd: RawFd) -> io::Result<Option<io::Error>> {
+        match self {
+            Transport::Kernel(_) => Ok(None),
+            Transport::Framed(_) | Transport::Udp(_) => sys::take_socket_error(fd),
+        }
+    }
+
     /// Whether the driver must report the socket's readability (the peer's frames); kernel
     /// mode's feedback comes from the error queue.
     pub fn reads_socket(&self) -> bool {
