@@ -189,7 +189,7 @@ def serve_one(listener, total: int) -> threading.Thread:
 def victim(rate_mbps: float, seconds: float) -> float:
     """Mbit/s of a Rust-controlled flow paced at rate_mbps (fixed:rate), read by another process."""
     total = int(rate_mbps * 1e6 / 8 * seconds)
-    with alcc.Listener("127.0.0.1", 0, cc=f"fixed:rate={rate_mbps:g}") as listener:
+    with alcc.Listener("127.0.0.1", 0, cc=f"fixed:rate={rate_mbps:g}", group="none") as listener:
         sender = serve_one(listener, total)
         start = time.perf_counter()
         client = reader(listener.port)
@@ -208,7 +208,7 @@ def isolation(rate_mbps: float, seconds: float) -> None:
     )
     for delivery in ["inline", "thread", "batch:rtt"]:
         slow = Counter(delay=0.001, mss=1448)
-        with alcc.Listener("127.0.0.1", 0, cc=slow, delivery=delivery) as listener:
+        with alcc.Listener("127.0.0.1", 0, cc=slow, delivery=delivery, group="none") as listener:
             sender = serve_one(listener, 1 << 40)
             client = reader(listener.port)
             time.sleep(0.5)

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use alcc::{AlccStream, Mode, Options};
+use alcc::{AlccStream, Grouping, Mode, Options};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -36,14 +36,24 @@ pub enum Cc {
 }
 
 /// The engine options from the Python arguments; `spec` (a Rust controller's, `None` for a
-/// Python controller) is checked now, before any connection.
-fn options(name: &str, spec: Option<&str>, underlay: &str, mode: &str) -> PyResult<Options> {
+/// Python controller), the group (`auto`, `none` or a name, as `alcc serve --group`) and the
+/// weight are checked now, before any connection.
+fn options(
+    name: &str,
+    spec: Option<&str>,
+    underlay: &str,
+    mode: &str,
+    group: &str,
+    weight: f64,
+) -> PyResult<Options> {
     let mode: Mode =
         mode.parse().map_err(|e: alcc::mode::UnknownMode| PyValueError::new_err(e.to_string()))?;
     if let Some(spec) = spec {
         alcc::check_spec_for(spec, mode).map_err(errors::engine)?;
     }
-    Ok(Options::with_cc(name).underlay(underlay).mode(mode))
+    let grouping: Grouping = group.parse().map_err(errors::engine)?;
+    let weight = alcc::coupling::check_weight(weight).map_err(errors::engine)?;
+    Ok(Options::with_cc(name).underlay(underlay).mode(mode).grouping(grouping).weight(weight))
 }
 
 /// An [`AlccStream`] on `tcp` under `cc`.
@@ -79,7 +89,7 @@ fn start(
 
 /// Connects to `(host, port)` and returns a sending stream (`alcc.connect`).
 #[pyfunction]
-#[pyo3(signature = (host, port, *, cc, name, underlay="reno", mode="kernel", hooks=Vec::new(), delivery="inline"))]
+#[pyo3(signature = (host, port, *, cc, name, underlay="reno", mode="kernel", hooks=Vec::new(), delivery="inline", group="auto", weight=1.0))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -91,13 +101,15 @@ pub fn connect(
     mode: &str,
     hooks: Vec<String>,
     delivery: &str,
+    group: &str,
+    weight: f64,
 ) -> PyResult<Stream> {
     let delivery = Delivery::parse(delivery)?;
     let spec = match &cc {
         Cc::Spec(spec) => Some(spec.as_str()),
         Cc::Python(_) => None,
     };
-    let opts = options(&name, spec, underlay, mode)?;
+    let opts = options(&name, spec, underlay, mode, group, weight)?;
     let tcp = py.detach(|| TcpStream::connect((host.as_str(), port))).map_err(errors::io)?;
     start(py, tcp, &opts, cc, &hooks, delivery)
 }
@@ -120,7 +132,8 @@ impl Listener {
     /// Binds `(host, port)` (port 0: any free port).
     /// `python`: the connections run a Python controller (else `name` is a spec, checked now).
     #[new]
-    #[pyo3(signature = (host, port, *, name, python, underlay="reno", mode="kernel"))]
+    #[pyo3(signature = (host, port, *, name, python, underlay="reno", mode="kernel", group="auto", weight=1.0))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         host: String,
@@ -129,8 +142,11 @@ impl Listener {
         python: bool,
         underlay: &str,
         mode: &str,
+        group: &str,
+        weight: f64,
     ) -> PyResult<Listener> {
-        let options = options(&name, (!python).then_some(name.as_str()), underlay, mode)?;
+        let spec = (!python).then_some(name.as_str());
+        let options = options(&name, spec, underlay, mode, group, weight)?;
         let addrs: Vec<SocketAddr> = (host.as_str(), port).to_socket_addrs().map_err(errors::io)?.collect();
         let inner = py.detach(|| TcpListener::bind(&addrs[..])).map_err(errors::io)?;
         Ok(Listener { inner: Mutex::new(Some(Arc::new(inner))), options })

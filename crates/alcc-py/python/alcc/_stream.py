@@ -122,6 +122,8 @@ def connect(
     underlay: str = "reno",
     mode: str = "kernel",
     delivery: str = "inline",
+    group: str = "auto",
+    weight: float = 1.0,
 ) -> Stream:
     """Connects to ``(host, port)`` and returns a :class:`Stream` sending under ``cc`` over the
     kernel congestion control ``underlay`` in ``mode`` (``kernel`` or ``framed``).
@@ -129,10 +131,24 @@ def connect(
     ``delivery`` says how a Python controller's events reach it: ``"inline"`` (each event on the
     engine's driver thread), ``"thread"`` (on a thread of its own, in batches of whatever
     queued), ``"batch:acks=N"`` (on the driver thread, one ``on_ack`` per N ACKs with their bytes
-    summed and ``ack.count`` = N) or ``"batch:rtt"`` (one ``on_ack`` per round trip)."""
+    summed and ``ack.count`` = N) or ``"batch:rtt"`` (one ``on_ack`` per round trip).
+
+    ``group`` couples flows that share a bottleneck (docs/coupled-flows.md): ``"auto"`` (the
+    default) puts this process's flows to the same peer address in one group, ``"none"`` keeps
+    the flow alone, any other string names a group; ``weight`` (> 0) is the flow's priority in
+    it (RFC 8699's active FSE: each flow's share of the group's rate is proportional to it)."""
     name, controller, hooks = _controller(cc)
     native = _alcc.connect(
-        host, port, cc=controller, name=name, underlay=underlay, mode=mode, hooks=hooks, delivery=delivery
+        host,
+        port,
+        cc=controller,
+        name=name,
+        underlay=underlay,
+        mode=mode,
+        hooks=hooks,
+        delivery=delivery,
+        group=group,
+        weight=weight,
     )
     return Stream(native, controller if isinstance(controller, Controller) else None)
 
@@ -140,7 +156,8 @@ def connect(
 class Listener:
     """Listens on ``(host, port)`` (port 0: any); ``accept()`` returns ``(Stream, (host, port))``,
     each stream sending under ``cc`` (a Python controller class gives each connection its own
-    instance; ``delivery`` as in :func:`connect`). A context manager that stops listening on exit."""
+    instance; ``delivery``, ``group`` and ``weight`` as in :func:`connect`, for every accepted
+    connection). A context manager that stops listening on exit."""
 
     def __init__(
         self,
@@ -151,11 +168,20 @@ class Listener:
         underlay: str = "reno",
         mode: str = "kernel",
         delivery: str = "inline",
+        group: str = "auto",
+        weight: float = 1.0,
     ):
         self._cc, self._delivery = cc, delivery
         name, python = resolve(cc)
         self._native = _alcc._Listener(
-            host, port, name=name, python=python is not None, underlay=underlay, mode=mode
+            host,
+            port,
+            name=name,
+            python=python is not None,
+            underlay=underlay,
+            mode=mode,
+            group=group,
+            weight=weight,
         )
 
     def accept(self) -> tuple[Stream, tuple[str, int]]:
