@@ -8,7 +8,11 @@
 # (`--send write`, std::io::Write: every byte copied into the flow's queue, then by sendmsg). Each round downloads SIZE bytes by
 # `curl -o /dev/null` from each server (alternating which goes first); the figure is the
 # server process's own CPU time (getrusage: user + system, so other processes' load disturbs it
-# far less than wall time) per GB, medians over the rounds, and the ratio alcc / plain.
+# far less than wall time) per GB, medians over the rounds, and the ratio alcc / plain. curl's
+# CPU time is measured too (`alcc rusage`), and the two together: on loopback the kernel sends
+# a segment in the context of whoever lets it go, and a plain writer with megabytes of unsent
+# data in its socket leaves most of that to the ACKs that curl's reads trigger, while a gated
+# sender that keeps little unsent data in the kernel (TCP_NOTSENT_LOWAT) sends in its own.
 #
 # Take CPU figures on a quiet machine: on a shared one run it under the locks, e.g.
 # `flock /work/locks/quiet.lock flock /work/locks/emu.lock bench/cpu-per-byte.sh`; it prints
@@ -90,7 +94,8 @@ download() {
   while ! grep -q listening "$out/$tag.addr" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
   local port
   port="$(awk '/listening/ {print $NF}' "$out/$tag.addr" | sed 's/.*://')"
-  curl -sS -o /dev/null -w '%{size_download} %{time_total}\n' "http://127.0.0.1:$port/" >"$out/$tag.curl"
+  "$A" rusage --out "$out/$tag.client.json" -- \
+    curl -sS -o /dev/null -w '%{size_download} %{time_total}\n' "http://127.0.0.1:$port/" >"$out/$tag.curl"
   wait "$pid"
   [ "$(awk '{print $1}' "$out/$tag.curl")" = "$size" ] || {
     echo "cpu-per-byte.sh: $tag: incomplete download: $(cat "$out/$tag.curl")" >&2; exit 1
@@ -108,26 +113,37 @@ for r in $(seq 1 "$rounds"); do
   for kind in "${order[@]}"; do download "$kind" "$kind-$r"; done
 done
 uptime
-echo "| server | runs | Mbit/s (median) | CPU s (median) | user s | system s | CPU ms per GB |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| server | runs | Mbit/s (median) | CPU s (median) | user s | system s | CPU ms per GB | curl's CPU ms per GB | both, ms per GB |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for kind in "${kinds[@]}"; do
   tput="$(for r in $(seq 1 "$rounds"); do awk '{printf "%.1f\n", $1 * 8 / $2 / 1e6}' "$out/$kind-$r.curl"; done | median)"
   cpu="$(for r in $(seq 1 "$rounds"); do jq -r .cpu_s "$out/$kind-$r.rusage.json"; done | median)"
   user="$(for r in $(seq 1 "$rounds"); do jq -r .user_s "$out/$kind-$r.rusage.json"; done | median)"
   sys="$(for r in $(seq 1 "$rounds"); do jq -r .system_s "$out/$kind-$r.rusage.json"; done | median)"
   all="$(for r in $(seq 1 "$rounds"); do jq -r .cpu_s "$out/$kind-$r.rusage.json"; done | sort -g | tr '\n' ' ')"
+  client="$(for r in $(seq 1 "$rounds"); do jq -r .cpu_s "$out/$kind-$r.client.json"; done | median)"
+  both="$(for r in $(seq 1 "$rounds"); do
+    jq -r .cpu_s "$out/$kind-$r.rusage.json" "$out/$kind-$r.client.json" | awk '{t += $1} END {print t}'
+  done | median)"
   eval "${kind}_cpu=$cpu"
-  printf '| %s | %d | %.0f | %.3f | %.3f | %.3f | %.1f |\n' "$kind" "$rounds" "$tput" "$cpu" "$user" "$sys" \
-    "$(awk -v c="$cpu" -v s="$size" 'BEGIN {print c * 1000 / (s / 1e9)}')"
+  eval "${kind}_both=$both"
+  per_gb() { awk -v c="$1" -v s="$size" 'BEGIN {print c * 1000 / (s / 1e9)}'; }
+  printf '| %s | %d | %.0f | %.3f | %.3f | %.3f | %.1f | %.1f | %.1f |\n' "$kind" "$rounds" "$tput" "$cpu" "$user" "$sys" \
+    "$(per_gb "$cpu")" "$(per_gb "$client")" "$(per_gb "$both")"
   echo "$kind: every run's CPU s: $all" >&2
 done
 # shellcheck disable=SC2154 # set by eval above
 awk -v pc="$plain_cpu" -v ac="$alcc_cpu" 'BEGIN {printf "alcc / plain: CPU %.2fx\n", ac / pc}'
 # shellcheck disable=SC2154 # set by eval above
 awk -v pc="$plain_cpu" -v wc="$write_cpu" 'BEGIN {printf "write / plain: CPU %.2fx\n", wc / pc}'
+# shellcheck disable=SC2154 # set by eval above
+awk -v p="$plain_both" -v a="$alcc_both" -v w="$write_both" \
+  'BEGIN {printf "server and curl together: alcc / plain %.2fx, write / plain %.2fx\n", a / p, w / p}'
 if [ -n "$before" ]; then
   # shellcheck disable=SC2154 # set by eval above
   awk -v pc="$plain_cpu" -v bc="$before_cpu" 'BEGIN {printf "before / plain: CPU %.2fx\n", bc / pc}'
+  # shellcheck disable=SC2154 # set by eval above
+  awk -v p="$plain_both" -v b="$before_both" 'BEGIN {printf "server and curl together: before / plain %.2fx\n", b / p}'
 fi
 
 if [ -n "$perf_dir" ]; then

@@ -306,7 +306,17 @@ impl Flow {
                 payload,
                 record: self.control.writes_records(),
             };
+            let offered = chunk.len();
             match self.transport.send(fd, chunk)? {
+                // The socket took part of the chunk: its buffer is full (the kernel marked it
+                // so and will report it writable again), so trying again now would only
+                // return EAGAIN.
+                Some(n) if n < offered => {
+                    st.queue.consume(n as u64);
+                    self.record_sent(now, n as u64);
+                    self.control.on_idle();
+                    return Ok(None);
+                }
                 Some(n) => {
                     st.queue.consume(n as u64);
                     self.record_sent(now, n as u64);
