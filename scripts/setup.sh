@@ -60,6 +60,10 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx-l
 # The FTP server of the paper's experiments (vsftpd) and wget as a client, under the shim too.
 command -v vsftpd >/dev/null 2>&1 || [ -x /usr/sbin/vsftpd ] || need_apt+=(vsftpd)
 command -v wget >/dev/null 2>&1 || need_apt+=(wget)
+# The video case (an HLS stream and a progressive MP4 from nginx, read by ffmpeg/ffprobe, media
+# made with ffmpeg's lavfi test sources) and the overhead benchmark's load generator (wrk).
+command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)
+command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
 if [ ${#need_apt[@]} -gt 0 ] || [ ${#need_refs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${need_apt[*]} ${need_refs[*]}; run as root or install them" >&2

@@ -7,13 +7,13 @@
 mod common;
 
 use std::net::TcpStream;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use common::{
-    curl, free_port, library, open_descriptors, pattern_file, python, start_server, Scratch, Server,
+    curl, free_port, library, nginx, open_descriptors, pattern_file, python, start_nginx, start_server,
+    Scratch, Server, NGINX_MISSING,
 };
 
 /// python3 and curl (scripts/setup.sh installs curl; python3 is part of Debian's base).
@@ -168,11 +168,6 @@ fn nothing_queued_is_lost_when_the_program_exits_without_closing() {
     write_and_exit(false);
 }
 
-/// nginx's binary (Debian puts it in /usr/sbin, which a non-root PATH may lack).
-fn nginx() -> Option<&'static str> {
-    ["/usr/sbin/nginx", "/usr/bin/nginx"].into_iter().find(|p| Path::new(p).exists())
-}
-
 /// CPU ticks (utime + stime) of `pid`'s children.
 fn children_cpu_ticks(pid: u32) -> u64 {
     let mut total = 0;
@@ -191,10 +186,7 @@ fn children_cpu_ticks(pid: u32) -> u64 {
 
 #[test]
 fn nginx_with_sendfile_and_two_workers_is_governed_without_spinning() {
-    let Some(_env) = alcc_testenv::needs()
-        .program("curl")
-        .that(nginx().is_some(), "nginx is not installed (scripts/setup.sh installs nginx-light)")
-        .check()
+    let Some(_env) = alcc_testenv::needs().program("curl").that(nginx().is_some(), NGINX_MISSING).check()
     else {
         return;
     };
@@ -204,36 +196,8 @@ fn nginx_with_sendfile_and_two_workers_is_governed_without_spinning() {
     let data = pattern_file(&www.join("file.bin"), 8 << 20);
     let log = dir.0.join("alcc.log");
     let port = free_port();
-    let d = dir.0.display();
-    let conf = format!(
-        "worker_processes 2;\ndaemon off;\nmaster_process on;\npid {d}/nginx.pid;\nerror_log {d}/error.log info;\n\
-         events {{ worker_connections 256; }}\n\
-         http {{\n access_log off;\n sendfile on;\n keepalive_timeout 30;\n\
-         client_body_temp_path {d}; proxy_temp_path {d}; fastcgi_temp_path {d}; uwsgi_temp_path {d}; scgi_temp_path {d};\n\
-         server {{ listen 127.0.0.1:{port}; root {d}/www; }}\n}}\n"
-    );
-    let conf_path = dir.0.join("nginx.conf");
-    std::fs::write(&conf_path, conf).unwrap();
-    let child = Command::new(nginx().unwrap())
-        .arg("-c")
-        .arg(&conf_path)
-        .arg("-p")
-        .arg(&dir.0)
-        .arg("-e")
-        .arg(dir.0.join("error.log"))
-        .env("LD_PRELOAD", library())
-        .env("ALCC_CC", "fixed:rate=64")
-        .env("ALCC_LOG", &log)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nginx starts");
-    let server = Server(child);
-    let t0 = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "nginx did not listen on {port} within 20 s");
-        thread::sleep(Duration::from_millis(50));
-    }
+    let server =
+        start_nginx(&dir.0, port, &[("ALCC_CC", "fixed:rate=64"), ("ALCC_LOG", log.to_str().unwrap())]);
     thread::sleep(Duration::from_millis(300));
     let url = format!("http://127.0.0.1:{port}/file.bin");
     let cpu0 = children_cpu_ticks(server.0.id());

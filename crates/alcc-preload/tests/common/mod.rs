@@ -132,3 +132,48 @@ pub fn pattern_file(path: &Path, len: usize) -> Vec<u8> {
 pub fn open_descriptors(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
+
+/// nginx's binary (Debian puts it in /usr/sbin, which a non-root PATH may lack).
+pub fn nginx() -> Option<&'static str> {
+    ["/usr/sbin/nginx", "/usr/bin/nginx"].into_iter().find(|p| Path::new(p).exists())
+}
+
+/// The skip reason when [`nginx`] finds none.
+pub const NGINX_MISSING: &str = "nginx is not installed (scripts/setup.sh installs nginx-light)";
+
+/// Debian's nginx (2 worker processes, `sendfile on`, keep-alive, epoll) serving `dir/www` on
+/// 127.0.0.1:`port` under the library with `env`; its configuration, pid file and logs in
+/// `dir`. Returns once it listens.
+pub fn start_nginx(dir: &Path, port: u16, env: &[(&str, &str)]) -> Server {
+    let d = dir.display();
+    let conf = format!(
+        "worker_processes 2;\ndaemon off;\nmaster_process on;\npid {d}/nginx.pid;\nerror_log {d}/error.log info;\n\
+         events {{ worker_connections 256; }}\n\
+         http {{\n access_log off;\n sendfile on;\n keepalive_timeout 30;\n\
+         types {{ application/vnd.apple.mpegurl m3u8; video/mp2t ts; video/mp4 mp4; }}\n\
+         client_body_temp_path {d}; proxy_temp_path {d}; fastcgi_temp_path {d}; uwsgi_temp_path {d}; scgi_temp_path {d};\n\
+         server {{ listen 127.0.0.1:{port}; root {d}/www; }}\n}}\n"
+    );
+    let conf_path = dir.join("nginx.conf");
+    std::fs::write(&conf_path, conf).unwrap();
+    let mut cmd = Command::new(nginx().expect(NGINX_MISSING));
+    cmd.arg("-c")
+        .arg(&conf_path)
+        .arg("-p")
+        .arg(dir)
+        .arg("-e")
+        .arg(dir.join("error.log"))
+        .env("LD_PRELOAD", library())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let server = Server(cmd.spawn().expect("nginx starts"));
+    let t0 = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "nginx did not listen on {port} within 20 s");
+        thread::sleep(Duration::from_millis(50));
+    }
+    server
+}
