@@ -18,6 +18,7 @@ MVN ?= mvn -B -q
 
 build: setup python-ext
 	$(CARGO) build --release --workspace
+	./scripts/video-media.sh target/release/video
 	cd java && $(MVN) package -DskipTests
 
 # The `alcc` Python package (crates/alcc-py: PyO3 + maturin, abi3) into .venv, built in release.

@@ -49,7 +49,7 @@ FAMILIES: dict[str, Family] = {
             "unmodified",
             "nginx-",
             "Debian's nginx, unmodified: nginx-tcp-X plain, nginx-shim-X under libalcc_preload.so "
-            "with alcc's controller X",
+            "with alcc's controller X (nginx-hls-...: an HLS stream read by ffmpeg)",
         ),
         Family(
             "java",

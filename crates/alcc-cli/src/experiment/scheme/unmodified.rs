@@ -1,5 +1,7 @@
 //! `nginx-tcp-KERNELCC` and `nginx-shim-CC[@UNDERLAY]`: Debian's nginx binary, unmodified, serving
-//! one large file with `sendfile on` and 2 worker processes, fetched by `curl` (issue 12).
+//! one large file with `sendfile on` and 2 worker processes, fetched by `curl` (issue 12); and
+//! `nginx-hls-tcp-KERNELCC`, `nginx-hls-shim-CC[@UNDERLAY]`: the same nginx serving an HLS stream
+//! (a VOD playlist of MPEG-TS segments) to `ffmpeg` as the player (issue 12's video case).
 //!
 //! - `nginx-tcp-cubic` is plain nginx: no alcc code anywhere, the kernel's congestion control set
 //!   on every route of the server's namespace (`ip route change ROUTE congctl cubic`; accepted
@@ -18,6 +20,16 @@
 //! (`RUN/www/download.bin`, no disk blocks; removed when nginx has stopped). nginx runs under
 //! `alcc rusage` (the `cpu_s` column: master and both workers, which the master reaps) and
 //! `timeout -s TERM`, which stops it (nginx's fast shutdown) when the server's time is up.
+//!
+//! The HLS stream is made once, before a sweep, by `scripts/video-media.sh` from ffmpeg's lavfi
+//! test sources (H.264 720p at 6 Mbit/s and AAC, 4 s segments, 80 s: more than a 20 s run moves
+//! on the project's traces) into `video/hls/` beside the `alcc` binary; the sweep refuses to
+//! start without it. nginx serves that directory read-only. The client is `ffmpeg -i
+//! http://SERVER/hls/stream.m3u8 -c copy -f null -` under `timeout`: it reads the playlist, then
+//! the segments in order as fast as the network carries them (no decoding, no real-time pacing),
+//! as a player filling its buffer does. ffmpeg fetches the next segment on a second keep-alive
+//! connection while it reads the current one (its `http_multiple`, on by default for HTTP/1.1
+//! servers), so up to two flows share the link, each governed on its own.
 
 use std::path::{Path, PathBuf};
 
@@ -52,23 +64,137 @@ pub enum Governor {
     },
 }
 
+/// What nginx serves, and the client that reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// One large file (`GET /` answers `RUN/www/download.bin`, sparse, of the offered size),
+    /// downloaded by curl.
+    File,
+    /// An HLS stream (`video/hls/stream.m3u8` beside the `alcc` binary, made by
+    /// `scripts/video-media.sh`), read by ffmpeg.
+    Hls,
+}
+
+/// The HLS stream's playlist, relative to the media directory (and its URL path).
+pub const HLS_PLAYLIST: &str = "hls/stream.m3u8";
+
+impl Content {
+    /// The directory nginx serves.
+    fn root(self, run: &RunContext) -> PathBuf {
+        match self {
+            Content::File => run.dir.join("www"),
+            Content::Hls => NginxScheme::media_dir(run.alcc),
+        }
+    }
+
+    /// Shell commands that make what is served before nginx starts (each followed by ` && `).
+    fn prepare(self, run: &RunContext) -> String {
+        match self {
+            Content::File => format!(
+                "mkdir -p {www} && truncate -s {bytes} {file} && ",
+                www = run.quoted(&run.dir.join("www")),
+                bytes = run.offer_bytes,
+                file = run.quoted(&Content::file(run)),
+            ),
+            Content::Hls => String::new(),
+        }
+    }
+
+    /// Shell commands that remove it when nginx has stopped (each preceded by `; `).
+    fn remove(self, run: &RunContext) -> String {
+        match self {
+            Content::File => format!("; rm -f {}", run.quoted(&Content::file(run))),
+            Content::Hls => String::new(),
+        }
+    }
+
+    /// The sparse file of [`Content::File`].
+    fn file(run: &RunContext) -> PathBuf {
+        run.dir.join("www/download.bin")
+    }
+
+    /// The client's command.
+    fn client(self, run: &RunContext) -> Client {
+        match self {
+            Content::File => Client::curl(run),
+            Content::Hls => Client {
+                command: format!(
+                    "timeout {} ffmpeg -nostdin -v error -i \"http://$ALCC_SERVER:{}/{HLS_PLAYLIST}\" -map 0 \
+                     -c copy -f null -",
+                    run.duration_s, run.port
+                ),
+                deadline_status: 124,
+            },
+        }
+    }
+
+    /// What it needs besides nginx.
+    fn needs(self) -> Vec<Need> {
+        match self {
+            Content::File => {
+                vec![Need::Program {
+                    name: "curl",
+                    install: "scripts/setup.sh installs it (apt-get install curl)",
+                }]
+            }
+            Content::Hls => {
+                let mut needs = vec![Need::Program {
+                    name: "ffmpeg",
+                    install: "scripts/setup.sh installs it (apt-get install ffmpeg)",
+                }];
+                if let Ok(alcc) = std::env::current_exe() {
+                    let media = NginxScheme::media_dir(&alcc);
+                    needs.push(Need::File {
+                        path: media.join(HLS_PLAYLIST),
+                        remedy: format!(
+                            "the HLS stream is not made: run `scripts/video-media.sh {}`",
+                            media.display()
+                        ),
+                    });
+                }
+                needs
+            }
+        }
+    }
+
+    /// How the label says it.
+    fn describe(self) -> &'static str {
+        match self {
+            Content::File => "a file to curl",
+            Content::Hls => "an HLS stream to ffmpeg",
+        }
+    }
+}
+
 /// nginx, unmodified, plain or under the shim.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NginxScheme {
     /// Plain or under the shim.
     pub governor: Governor,
+    /// What it serves to which client.
+    pub content: Content,
 }
 
 impl NginxScheme {
-    /// Parses the text after `nginx-`: `tcp-KERNELCC` or `shim-CC[@UNDERLAY]`.
+    /// Parses the text after `nginx-`: `[hls-]tcp-KERNELCC` or `[hls-]shim-CC[@UNDERLAY]`.
     pub fn parse(rest: &str) -> Result<NginxScheme, String> {
-        let forms =
-            "nginx-tcp-KERNELCC (plain nginx) or nginx-shim-CC[@UNDERLAY] (nginx under libalcc_preload.so)";
+        let (content, rest) = match rest.strip_prefix("hls-") {
+            Some(r) => (Content::Hls, r),
+            None => (Content::File, rest),
+        };
+        let governor = Self::parse_governor(rest)?;
+        Ok(NginxScheme { governor, content })
+    }
+
+    /// Parses `tcp-KERNELCC` or `shim-CC[@UNDERLAY]`.
+    fn parse_governor(rest: &str) -> Result<Governor, String> {
+        let forms = "nginx-[hls-]tcp-KERNELCC (plain nginx) or nginx-[hls-]shim-CC[@UNDERLAY] (nginx under \
+                     libalcc_preload.so)";
         if let Some(kernel) = rest.strip_prefix("tcp-") {
             if !KERNEL_CCS.contains(&kernel) {
                 return Err(format!("plain nginx schemes are nginx-tcp-{}", KERNEL_CCS.join("|nginx-tcp-")));
             }
-            return Ok(NginxScheme { governor: Governor::Kernel(kernel.to_string()) });
+            return Ok(Governor::Kernel(kernel.to_string()));
         }
         let Some(shim) = rest.strip_prefix("shim-") else {
             return Err(format!("expected {forms}"));
@@ -86,18 +212,25 @@ impl NginxScheme {
                  connections to unmodified clients only"
             ));
         }
-        Ok(NginxScheme { governor: Governor::Shim { cc: cc.to_string(), underlay: underlay.to_string() } })
+        Ok(Governor::Shim { cc: cc.to_string(), underlay: underlay.to_string() })
     }
 
     /// The shim library used by runs of the `alcc` binary `alcc`: the file beside it.
     pub fn shim_library(alcc: &Path) -> PathBuf {
         alcc.parent().unwrap_or(Path::new(".")).join(SHIM_LIBRARY)
     }
+
+    /// The media that runs of the `alcc` binary `alcc` serve: `video/` beside it
+    /// (`scripts/video-media.sh` makes `video/hls/`).
+    pub fn media_dir(alcc: &Path) -> PathBuf {
+        alcc.parent().unwrap_or(Path::new(".")).join("video")
+    }
 }
 
-/// nginx's configuration for one run: 2 workers, sendfile, keep-alive, `GET /` answered with
-/// `www/download.bin`; every path inside the run directory `dir`.
-pub fn nginx_conf(dir: &Path, port: u16) -> String {
+/// nginx's configuration for one run: 2 workers, sendfile, keep-alive, the files of `root`
+/// served (`GET /` answered with `download.bin`; HLS's media types); every other path inside the
+/// run directory `dir`.
+pub fn nginx_conf(dir: &Path, root: &Path, port: u16) -> String {
     let q = |rel: &str| format!("\"{}\"", dir.join(rel).display());
     let temp = q("nginx/tmp");
     format!(
@@ -112,6 +245,7 @@ pub fn nginx_conf(dir: &Path, port: u16) -> String {
          \x20 access_log off;\n\
          \x20 sendfile on;\n\
          \x20 keepalive_timeout 30;\n\
+         \x20 types {{ application/vnd.apple.mpegurl m3u8; video/mp2t ts; }}\n\
          \x20 client_body_temp_path {temp};\n\
          \x20 proxy_temp_path {temp};\n\
          \x20 fastcgi_temp_path {temp};\n\
@@ -119,13 +253,13 @@ pub fn nginx_conf(dir: &Path, port: u16) -> String {
          \x20 scgi_temp_path {temp};\n\
          \x20 server {{\n\
          \x20   listen {port};\n\
-         \x20   root {www};\n\
+         \x20   root \"{www}\";\n\
          \x20   location = / {{ try_files /download.bin =404; }}\n\
          \x20 }}\n\
          }}\n",
         pid = q("nginx/nginx.pid"),
         log = q("nginx/error.log"),
-        www = q("www"),
+        www = root.display(),
     )
 }
 
@@ -154,23 +288,27 @@ impl Kind for NginxScheme {
 
     fn label(&self) -> String {
         match &self.governor {
-            Governor::Kernel(k) => format!("Debian's nginx, unmodified, plain kernel TCP ({k}), sendfile"),
+            Governor::Kernel(k) => {
+                format!(
+                    "Debian's nginx, unmodified, plain kernel TCP ({k}), sendfile, {}",
+                    self.content.describe()
+                )
+            }
             Governor::Shim { cc, underlay } => format!(
-                "Debian's nginx, unmodified, under libalcc_preload.so: alcc's {cc} above kernel {underlay}, sendfile"
+                "Debian's nginx, unmodified, under libalcc_preload.so: alcc's {cc} above kernel {underlay}, \
+                 sendfile, {}",
+                self.content.describe()
             ),
         }
     }
 
     fn server(&self, run: &RunContext) -> String {
         let conf = run.dir.join("nginx/nginx.conf");
-        let file = run.dir.join("www/download.bin");
         let setup = format!(
-            "mkdir -p {tmp} {www} && truncate -s {bytes} {file} && printf '%s' {text} > {conf_q}",
+            "mkdir -p {tmp} && {content}printf '%s' {text} > {conf_q}",
             tmp = run.quoted(&run.dir.join("nginx/tmp")),
-            www = run.quoted(&run.dir.join("www")),
-            bytes = run.offer_bytes,
-            file = run.quoted(&file),
-            text = shell_quote(&nginx_conf(run.dir, run.port)),
+            content = self.content.prepare(run),
+            text = shell_quote(&nginx_conf(run.dir, &self.content.root(run), run.port)),
             conf_q = run.quoted(&conf),
         );
         let (prepare, env) = match &self.governor {
@@ -194,19 +332,19 @@ impl Kind for NginxScheme {
         };
         format!(
             "{setup}{prepare} && {alcc} rusage --out {rusage} -- timeout -s TERM {seconds} {env}nginx -c {conf_q} \
-             -p {prefix} -e {log}; s=$?; rm -f {file}; exit $s",
+             -p {prefix} -e {log}; s=$?{remove}; exit $s",
             alcc = run.alcc_q(),
             rusage = run.quoted(&run.rusage()),
             seconds = run.server_seconds,
             conf_q = run.quoted(&conf),
             prefix = run.quoted(&run.dir.join("nginx")),
             log = run.quoted(&run.dir.join("nginx/error.log")),
-            file = run.quoted(&file),
+            remove = self.content.remove(run),
         )
     }
 
     fn client(&self, run: &RunContext) -> Client {
-        Client::curl(run)
+        self.content.client(run)
     }
 
     fn needs(&self) -> Vec<Need> {
@@ -215,11 +353,11 @@ impl Kind for NginxScheme {
                 name: "nginx",
                 install: "scripts/setup.sh installs it (apt-get install nginx-light)",
             },
-            Need::Program { name: "curl", install: "scripts/setup.sh installs it (apt-get install curl)" },
             Need::Program { name: "timeout", install: "coreutils" },
             Need::Program { name: "truncate", install: "coreutils" },
             Need::Program { name: "ip", install: "iproute2" },
         ];
+        needs.extend(self.content.needs());
         if matches!(self.governor, Governor::Shim { .. }) {
             // The sweep runs this same binary.
             if let Ok(alcc) = std::env::current_exe() {
@@ -283,7 +421,10 @@ mod tests {
     fn the_server_writes_its_config_and_stops_by_itself() {
         let plain = NginxScheme::parse("tcp-bbr").unwrap().server(&run());
         assert!(
-            plain.starts_with("mkdir -p /o/d/nginx/tmp /o/d/www && truncate -s 100 /o/d/www/download.bin")
+            plain.starts_with(
+                "mkdir -p /o/d/nginx/tmp && mkdir -p /o/d/www && truncate -s 100 /o/d/www/download.bin"
+            ),
+            "{plain}"
         );
         assert!(
             plain.contains(
@@ -308,12 +449,48 @@ mod tests {
             "{shim}"
         );
         assert!(!shim.contains("congctl"));
-        let conf = nginx_conf(Path::new("/o/d"), 9000);
+        let conf = nginx_conf(Path::new("/o/d"), Path::new("/o/d/www"), 9000);
         for line in
             ["sendfile on;", "worker_processes 2;", "listen 9000;", "root \"/o/d/www\";", "daemon off;"]
         {
             assert!(conf.contains(line), "{line}: {conf}");
         }
         assert_eq!(NginxScheme::parse("tcp-cubic").unwrap().client(&run()).deadline_status, 28);
+    }
+
+    #[test]
+    fn the_hls_form_serves_the_made_stream_to_ffmpeg() {
+        let plain = NginxScheme::parse("hls-tcp-cubic").unwrap();
+        assert_eq!(plain, NginxScheme { governor: Governor::Kernel("cubic".into()), content: Content::Hls });
+        assert!(plain.label().ends_with("sendfile, an HLS stream to ffmpeg"), "{}", plain.label());
+        let shim = NginxScheme::parse("hls-shim-copa@reno").unwrap();
+        assert_eq!((shim.cc(), shim.underlay(), shim.content), ("copa", "reno", Content::Hls));
+        assert_eq!(NginxScheme::parse("shim-copa").unwrap().content, Content::File);
+        for bad in ["hls-", "hls-copa", "hls-hls-tcp-cubic", "hls-shim-sprout"] {
+            assert!(NginxScheme::parse(bad).is_err(), "{bad}");
+        }
+        let server = shim.server(&run());
+        // No file to make or remove: nginx serves the stream beside the alcc binary.
+        assert!(server.starts_with("mkdir -p /o/d/nginx/tmp && printf"), "{server}");
+        assert!(server.contains("root \"/t/release/video\";"), "{server}");
+        assert!(server.contains("application/vnd.apple.mpegurl m3u8;"), "{server}");
+        assert!(server.ends_with("-e /o/d/nginx/error.log; s=$?; exit $s"), "{server}");
+        assert!(server.contains("ALCC_CC=copa ALCC_UNDERLAY=reno"), "{server}");
+        let client = shim.client(&run());
+        assert_eq!(
+            client.command,
+            "timeout 20 ffmpeg -nostdin -v error -i \"http://$ALCC_SERVER:9000/hls/stream.m3u8\" -map 0 -c copy \
+             -f null -"
+        );
+        assert_eq!(client.deadline_status, 124);
+        let needs = shim.needs();
+        assert!(needs.iter().any(|n| matches!(n, Need::Program { name: "ffmpeg", .. })), "{needs:?}");
+        assert!(!needs.iter().any(|n| matches!(n, Need::Program { name: "curl", .. })), "{needs:?}");
+        assert!(
+            needs
+                .iter()
+                .any(|n| matches!(n, Need::File { path, .. } if path.ends_with("video/hls/stream.m3u8"))),
+            "{needs:?}"
+        );
     }
 }
