@@ -27,7 +27,9 @@
 //! Readiness: `epoll_ctl` on a governed descriptor watches the socket for everything but
 //! EPOLLOUT and the flow's readiness descriptor for EPOLLOUT, with the program's data, so an
 //! epoll loop wakes for output exactly when the queue has room ([`epoll_ctl`]); `poll`,
-//! `ppoll` ([`poll`]), `select` and `pselect` likewise.
+//! `ppoll` ([`poll`]), `select` and `pselect` likewise. The errors that only the engine's ACK
+//! timestamps raise on the shared socket are kept from `epoll_wait`, `epoll_pwait`, `poll`,
+//! `ppoll`, `select` and `pselect` (`error_queue`); a real one passes.
 //!
 //! Not yet governed (see docs/unmodified-programs.md): a connection inherited across `fork` (writes in the child fail with EIO and
 //! a log line; connections the child accepts itself are governed by the child's own engine
@@ -43,13 +45,15 @@
 //! the read family. `ALCC_CC` may then be left unset.
 //!
 //! Layout: [`config`] reads the environment; this module keeps the table of governed
-//! descriptors and does the work; `receiving` does the same for the client side; `sys`
+//! descriptors and does the work; `receiving` does the same for the client side;
+//! `error_queue` tells the timestamps' errors from real ones; `sys`
 //! holds the exported symbols, the look-up of the real functions and the constructor, and
 //! is the only place with `unsafe`.
 
 #![deny(unsafe_code)]
 
 pub mod config;
+mod error_queue;
 mod receiving;
 mod sys;
 
@@ -356,6 +360,7 @@ pub fn sendfile(
 /// Returns whether `fd` was governed; the caller closes the descriptor itself.
 pub fn forget(fd: RawFd) -> bool {
     receiving::forget(fd);
+    error_queue::closing(fd);
     if !marked(fd) {
         return false;
     }
@@ -464,6 +469,7 @@ pub fn epoll_ctl(
             if let Err(e) = sys::epoll_ctl_real(ep, op, fd, Some(socket_ev)) {
                 return Some(Err(e));
             }
+            error_queue::registered(ep, fd, ev.u64);
             let keep = (libc::EPOLLET | libc::EPOLLONESHOT) as u32;
             let ready_ev =
                 libc::epoll_event { events: libc::EPOLLOUT as u32 | (ev.events & keep), u64: ev.u64 };
@@ -480,6 +486,7 @@ pub fn epoll_ctl(
             Some(r)
         }
         (libc::EPOLL_CTL_DEL, _) => {
+            error_queue::unregistered(ep, fd);
             if watching {
                 let _ = sys::epoll_del(ep, wfd);
                 watchers.retain(|&w| w != (fd, ep));

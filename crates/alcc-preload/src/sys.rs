@@ -16,6 +16,7 @@
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use libc::{c_int, c_void, iovec, msghdr, off_t, size_t, sockaddr, socklen_t, ssize_t};
 
@@ -35,6 +36,9 @@ type Dup2Fn = unsafe extern "C" fn(c_int, c_int) -> c_int;
 type Dup3Fn = unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
 type FcntlFn = unsafe extern "C" fn(c_int, c_int, libc::c_ulong) -> c_int;
 type EpollCtlFn = unsafe extern "C" fn(c_int, c_int, c_int, *mut libc::epoll_event) -> c_int;
+type EpollWaitFn = unsafe extern "C" fn(c_int, *mut libc::epoll_event, c_int, c_int) -> c_int;
+type EpollPwaitFn =
+    unsafe extern "C" fn(c_int, *mut libc::epoll_event, c_int, c_int, *const libc::sigset_t) -> c_int;
 type SelectFn = unsafe extern "C" fn(
     c_int,
     *mut libc::fd_set,
@@ -78,6 +82,8 @@ struct Real {
     fcntl: FcntlFn,
     fcntl64: FcntlFn,
     epoll_ctl: EpollCtlFn,
+    epoll_wait: EpollWaitFn,
+    epoll_pwait: EpollPwaitFn,
     poll: PollFn,
     ppoll: PpollFn,
     select: SelectFn,
@@ -130,6 +136,8 @@ fn real() -> &'static Real {
         fcntl: real_fn!(c"fcntl", FcntlFn),
         fcntl64: real_fn!(c"fcntl64", FcntlFn),
         epoll_ctl: real_fn!(c"epoll_ctl", EpollCtlFn),
+        epoll_wait: real_fn!(c"epoll_wait", EpollWaitFn),
+        epoll_pwait: real_fn!(c"epoll_pwait", EpollPwaitFn),
         poll: real_fn!(c"poll", PollFn),
         ppoll: real_fn!(c"ppoll", PpollFn),
         select: real_fn!(c"select", SelectFn),
@@ -365,6 +373,67 @@ pub fn epoll_ctl_real(
 /// Removes `fd` from the epoll instance `ep`.
 pub fn epoll_del(ep: RawFd, fd: RawFd) -> Result<(), crate::Errno> {
     epoll_ctl_real(ep, libc::EPOLL_CTL_DEL, fd, None)
+}
+
+/// The state TCP_INFO reports for a closed connection (include/net/tcp_states.h).
+pub const TCP_CLOSE: u8 = 7;
+
+/// The TCP state of socket `fd` (`tcpi_state`, the first byte of TCP_INFO), read without side
+/// effects; `None` if it is not a TCP socket.
+pub fn tcp_state(fd: RawFd) -> Option<u8> {
+    // SAFETY: tcp_info is plain data; all zeroes is a valid value.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as socklen_t;
+    // SAFETY: TCP_INFO writes at most `len` bytes into `info`.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && len >= 1).then_some(info.tcpi_state)
+}
+
+/// Whether the program asked for messages on `fd`'s error queue itself: ICMP errors
+/// (IP_RECVERR, IPV6_RECVERR) or MSG_ZEROCOPY notifications (SO_ZEROCOPY). Reading these
+/// options changes nothing.
+pub fn wants_error_queue(fd: RawFd) -> bool {
+    let on = |level: c_int, name: c_int| {
+        let mut v: c_int = 0;
+        let mut len = std::mem::size_of::<c_int>() as socklen_t;
+        // SAFETY: the option is one c_int, written into `v`, whose size `len` says.
+        let r = unsafe { libc::getsockopt(fd, level, name, (&mut v as *mut c_int).cast(), &mut len) };
+        r == 0 && v != 0
+    };
+    on(libc::SOL_IP, libc::IP_RECVERR)
+        || on(libc::SOL_IPV6, libc::IPV6_RECVERR)
+        || on(libc::SOL_SOCKET, libc::SO_ZEROCOPY)
+}
+
+/// The `revents` of `fd` polled now (no waiting) for `events`; `None` if poll failed.
+pub fn poll_now(fd: RawFd, events: i16) -> Option<i16> {
+    let mut p = libc::pollfd { fd, events, revents: 0 };
+    // SAFETY: one valid pollfd, no waiting.
+    let r = unsafe { (real().poll)(&mut p, 1, 0) };
+    (r >= 0).then_some(p.revents)
+}
+
+/// A timespec of `d` (for the real ppoll/pselect).
+fn timespec(d: Duration) -> libc::timespec {
+    libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long }
+}
+
+/// The Duration of a caller's timespec (null: no limit; a negative one counts as zero).
+///
+/// # Safety
+/// `t` is null or valid for reading.
+unsafe fn duration_of_timespec(t: *const libc::timespec) -> Option<Duration> {
+    // SAFETY: as the function's contract says.
+    let t = unsafe { t.as_ref() }?;
+    Some(Duration::new(t.tv_sec.max(0) as u64, t.tv_nsec.clamp(0, 999_999_999) as u32))
 }
 
 // ---- The interposed functions ----
@@ -707,6 +776,61 @@ pub unsafe extern "C" fn epoll_ctl(ep: c_int, op: c_int, fd: c_int, event: *mut 
     unsafe { (real().epoll_ctl)(ep, op, fd, event) }
 }
 
+/// The events an epoll wait wrote, as a slice.
+///
+/// # Safety
+/// `events` holds at least `n` events written by the kernel.
+unsafe fn epoll_events<'a>(events: *mut libc::epoll_event, n: c_int) -> &'a mut [libc::epoll_event] {
+    // SAFETY: as the function's contract says.
+    unsafe { std::slice::from_raw_parts_mut(events, n.max(0) as usize) }
+}
+
+/// epoll_wait(2) without the EPOLLERR that only the engine's ACK timestamps raise on governed
+/// descriptors (`crate::error_queue`).
+///
+/// # Safety
+/// As epoll_wait(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn epoll_wait(
+    ep: c_int,
+    events: *mut libc::epoll_event,
+    max: c_int,
+    timeout: c_int,
+) -> c_int {
+    let limit = u64::try_from(timeout).ok().map(Duration::from_millis);
+    crate::error_queue::wait_for_genuine(
+        limit,
+        // SAFETY: the caller's arguments, with the time left.
+        |left| unsafe { (real().epoll_wait)(ep, events, max, crate::error_queue::millis(left)) },
+        // SAFETY: the kernel wrote `n` events into the caller's array.
+        |n| crate::error_queue::filter_events(ep, unsafe { epoll_events(events, n) }) as c_int,
+    )
+}
+
+/// epoll_pwait(2): as [`epoll_wait`].
+///
+/// # Safety
+/// As epoll_pwait(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn epoll_pwait(
+    ep: c_int,
+    events: *mut libc::epoll_event,
+    max: c_int,
+    timeout: c_int,
+    sigmask: *const libc::sigset_t,
+) -> c_int {
+    let limit = u64::try_from(timeout).ok().map(Duration::from_millis);
+    crate::error_queue::wait_for_genuine(
+        limit,
+        // SAFETY: the caller's arguments, with the time left.
+        |left| unsafe { (real().epoll_pwait)(ep, events, max, crate::error_queue::millis(left), sigmask) },
+        // SAFETY: the kernel wrote `n` events into the caller's array.
+        |n| crate::error_queue::filter_events(ep, unsafe { epoll_events(events, n) }) as c_int,
+    )
+}
+
 /// The program's pollfd array as a slice (empty for a null pointer).
 ///
 /// # Safety
@@ -727,17 +851,21 @@ unsafe fn pollfds<'a>(fds: *mut libc::pollfd, n: libc::nfds_t) -> &'a mut [libc:
 #[cfg(not(test))]
 #[no_mangle]
 pub unsafe extern "C" fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int {
-    // SAFETY: poll(2)'s contract for `fds` and `n`.
-    let slice = unsafe { pollfds(fds, n) };
-    // SAFETY: the rewritten array is a valid pollfd array of its own length.
-    let real_poll = |all: &mut [libc::pollfd]| unsafe {
-        (real().poll)(all.as_mut_ptr(), all.len() as libc::nfds_t, timeout)
+    let limit = u64::try_from(timeout).ok().map(Duration::from_millis);
+    let once = |left: Option<Duration>| {
+        let ms = crate::error_queue::millis(left);
+        // SAFETY: poll(2)'s contract for `fds` and `n`.
+        let slice = unsafe { pollfds(fds, n) };
+        // SAFETY: the rewritten array is a valid pollfd array of its own length.
+        let real_poll = |all: &mut [libc::pollfd]| unsafe {
+            (real().poll)(all.as_mut_ptr(), all.len() as libc::nfds_t, ms)
+        };
+        // SAFETY: the caller's arguments, as poll(2) takes them.
+        crate::poll(slice, real_poll).unwrap_or_else(|| unsafe { (real().poll)(fds, n, ms) })
     };
-    if let Some(r) = crate::poll(slice, real_poll) {
-        return r;
-    }
-    // SAFETY: the caller's arguments, as poll(2) takes them.
-    unsafe { (real().poll)(fds, n, timeout) }
+    // SAFETY: poll(2)'s contract for `fds` and `n`.
+    let keep = |_| crate::error_queue::filter_revents(unsafe { pollfds(fds, n) }) as c_int;
+    crate::error_queue::wait_for_genuine(limit, once, keep)
 }
 
 /// ppoll(2): as [`poll`].
@@ -752,17 +880,23 @@ pub unsafe extern "C" fn ppoll(
     timeout: *const libc::timespec,
     sigmask: *const libc::sigset_t,
 ) -> c_int {
-    // SAFETY: ppoll(2)'s contract for `fds` and `n`.
-    let slice = unsafe { pollfds(fds, n) };
-    // SAFETY: the rewritten array is valid; `timeout` and `sigmask` are the caller's.
-    let real_poll = |all: &mut [libc::pollfd]| unsafe {
-        (real().ppoll)(all.as_mut_ptr(), all.len() as libc::nfds_t, timeout, sigmask)
+    // SAFETY: ppoll(2)'s contract: `timeout` is null or valid.
+    let limit = unsafe { duration_of_timespec(timeout) };
+    let once = |left: Option<Duration>| {
+        let ts = left.map(timespec);
+        let t = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: ppoll(2)'s contract for `fds` and `n`.
+        let slice = unsafe { pollfds(fds, n) };
+        // SAFETY: the rewritten array is valid; `t` is null or `ts`; `sigmask` is the caller's.
+        let real_poll = |all: &mut [libc::pollfd]| unsafe {
+            (real().ppoll)(all.as_mut_ptr(), all.len() as libc::nfds_t, t, sigmask)
+        };
+        // SAFETY: the caller's array, the time left, the caller's mask.
+        crate::poll(slice, real_poll).unwrap_or_else(|| unsafe { (real().ppoll)(fds, n, t, sigmask) })
     };
-    if let Some(r) = crate::poll(slice, real_poll) {
-        return r;
-    }
-    // SAFETY: the caller's arguments, as ppoll(2) takes them.
-    unsafe { (real().ppoll)(fds, n, timeout, sigmask) }
+    // SAFETY: ppoll(2)'s contract for `fds` and `n`.
+    let keep = |_| crate::error_queue::filter_revents(unsafe { pollfds(fds, n) }) as c_int;
+    crate::error_queue::wait_for_genuine(limit, once, keep)
 }
 
 /// Whether `fd` is in the set `set` points to (null: no set).
@@ -771,9 +905,12 @@ fn fd_in(set: *const libc::fd_set, fd: c_int) -> bool {
     !set.is_null() && (0..libc::FD_SETSIZE as c_int).contains(&fd) && unsafe { libc::FD_ISSET(fd, set) }
 }
 
-/// select(2)/pselect(2) with a governed descriptor in the write set: it is replaced there by
-/// its flow's readiness descriptor, and set again in the result when that one is writable.
-/// `call` runs the real function with the (possibly larger) first argument.
+/// select(2)/pselect(2) with governed descriptors: one in the write set is replaced there by
+/// its flow's readiness descriptor, and set again in the result when that one is writable;
+/// one reported readable only for the engine's timestamps (`crate::error_queue`) is taken out
+/// of the read set, and a wait left with nothing is repeated for the time left (the sets as the
+/// caller gave them). `call` runs the real function with the (possibly larger) first argument
+/// and the time it may wait. `None`: no governed descriptor in the read or write set.
 ///
 /// # Safety
 /// The sets are null or valid fd_sets (select(2)'s contract).
@@ -782,48 +919,73 @@ unsafe fn select_governed(
     rd: *mut libc::fd_set,
     wr: *mut libc::fd_set,
     ex: *mut libc::fd_set,
-    call: impl FnOnce(c_int) -> c_int,
+    timeout: Option<Duration>,
+    mut call: impl FnMut(c_int, Option<Duration>) -> c_int,
 ) -> Option<c_int> {
-    if wr.is_null() {
-        return None;
-    }
     let limit = nfds.clamp(0, libc::FD_SETSIZE as c_int);
     let subs: Vec<(c_int, c_int)> = crate::select_substitutes((0..limit).filter(|&fd| fd_in(wr, fd)))
         .into_iter()
         .filter(|&(_, w)| w < libc::FD_SETSIZE as c_int)
         .collect();
-    if subs.is_empty() {
+    let reads: Vec<c_int> = (0..limit).filter(|&fd| fd_in(rd, fd) && crate::marked(fd)).collect();
+    if subs.is_empty() && reads.is_empty() {
         return None;
     }
-    let mut top = nfds;
-    for &(fd, w) in &subs {
-        // SAFETY: both descriptors are below FD_SETSIZE; `wr` is the caller's set.
-        unsafe {
-            libc::FD_CLR(fd, wr);
-            libc::FD_SET(w, wr);
-        }
-        top = top.max(w + 1);
-    }
-    let r = call(top);
-    if r < 0 {
-        // The sets are unspecified after an error, as the kernel leaves them.
-        return Some(r);
-    }
-    for &(fd, w) in &subs {
-        let ready = fd_in(wr, w);
-        // SAFETY: as above.
-        unsafe {
-            libc::FD_CLR(w, wr);
-            if ready {
-                libc::FD_SET(fd, wr);
+    // SAFETY: each set is null or the caller's valid fd_set (plain data, copied).
+    let given: Vec<Option<libc::fd_set>> =
+        [rd, wr, ex].iter().map(|s| unsafe { s.as_ref() }.copied()).collect();
+    let count = || (0..limit).map(|fd| [rd, wr, ex].iter().filter(|s| fd_in(**s, fd)).count() as c_int).sum();
+    let mut first = true;
+    let once = |left: Option<Duration>| {
+        if !first {
+            for (set, copy) in [rd, wr, ex].into_iter().zip(&given) {
+                if let Some(copy) = copy {
+                    // SAFETY: `set` is the caller's non-null set `copy` was taken from.
+                    unsafe { *set = *copy };
+                }
             }
         }
-    }
-    let count = (0..limit).map(|fd| [rd, wr, ex].iter().filter(|s| fd_in(**s, fd)).count() as c_int).sum();
-    Some(count)
+        first = false;
+        let mut top = nfds;
+        for &(fd, w) in &subs {
+            // SAFETY: both descriptors are below FD_SETSIZE; `wr` is the caller's set.
+            unsafe {
+                libc::FD_CLR(fd, wr);
+                libc::FD_SET(w, wr);
+            }
+            top = top.max(w + 1);
+        }
+        let r = call(top, left);
+        if r < 0 {
+            // The sets are unspecified after an error, as the kernel leaves them.
+            return r;
+        }
+        for &(fd, w) in &subs {
+            let ready = fd_in(wr, w);
+            // SAFETY: as above.
+            unsafe {
+                libc::FD_CLR(w, wr);
+                if ready {
+                    libc::FD_SET(fd, wr);
+                }
+            }
+        }
+        count()
+    };
+    let keep = |_| {
+        for &fd in &reads {
+            if fd_in(rd, fd) && crate::error_queue::falsely_readable(fd) {
+                // SAFETY: `fd` is below FD_SETSIZE and in the caller's read set.
+                unsafe { libc::FD_CLR(fd, rd) };
+            }
+        }
+        count()
+    };
+    Some(crate::error_queue::wait_for_genuine(timeout, once, keep))
 }
 
-/// select(2): a governed descriptor's writability comes from its flow's readiness descriptor.
+/// select(2): a governed descriptor's writability comes from its flow's readiness descriptor;
+/// readability without the engine's timestamps (see [`select_governed`]).
 ///
 /// # Safety
 /// As select(2).
@@ -836,10 +998,29 @@ pub unsafe extern "C" fn select(
     ex: *mut libc::fd_set,
     timeout: *mut libc::timeval,
 ) -> c_int {
-    // SAFETY: the caller's sets and timeout, passed on.
-    let call = |n: c_int| unsafe { (real().select)(n, rd, wr, ex, timeout) };
+    let start = std::time::Instant::now();
+    // SAFETY: select(2)'s contract: `timeout` is null or valid.
+    let limit = unsafe { timeout.as_ref() }.map(|t| {
+        Duration::from_secs(t.tv_sec.max(0) as u64)
+            + Duration::from_micros(t.tv_usec.clamp(0, 999_999) as u64)
+    });
+    let call = |n: c_int, left: Option<Duration>| {
+        let mut tv = left.map(|d| libc::timeval {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_usec: d.subsec_micros() as libc::suseconds_t,
+        });
+        let t = tv.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut libc::timeval);
+        // SAFETY: the caller's sets; `t` is null or `tv`.
+        unsafe { (real().select)(n, rd, wr, ex, t) }
+    };
     // SAFETY: select(2)'s contract for the sets.
-    if let Some(r) = unsafe { select_governed(nfds, rd, wr, ex, call) } {
+    if let Some(r) = unsafe { select_governed(nfds, rd, wr, ex, limit, call) } {
+        if let (Some(l), Some(t)) = (limit, unsafe { timeout.as_mut() }) {
+            // Linux's select leaves the time not slept in `timeout`.
+            let rest = l.saturating_sub(start.elapsed());
+            t.tv_sec = rest.as_secs() as libc::time_t;
+            t.tv_usec = rest.subsec_micros() as libc::suseconds_t;
+        }
         return r;
     }
     // SAFETY: the caller's arguments, as select(2) takes them.
@@ -860,10 +1041,16 @@ pub unsafe extern "C" fn pselect(
     timeout: *const libc::timespec,
     sigmask: *const libc::sigset_t,
 ) -> c_int {
-    // SAFETY: the caller's sets, timeout and mask, passed on.
-    let call = |n: c_int| unsafe { (real().pselect)(n, rd, wr, ex, timeout, sigmask) };
+    // SAFETY: pselect(2)'s contract: `timeout` is null or valid.
+    let limit = unsafe { duration_of_timespec(timeout) };
+    let call = |n: c_int, left: Option<Duration>| {
+        let ts = left.map(timespec);
+        let t = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: the caller's sets and mask; `t` is null or `ts`.
+        unsafe { (real().pselect)(n, rd, wr, ex, t, sigmask) }
+    };
     // SAFETY: pselect(2)'s contract for the sets.
-    if let Some(r) = unsafe { select_governed(nfds, rd, wr, ex, call) } {
+    if let Some(r) = unsafe { select_governed(nfds, rd, wr, ex, limit, call) } {
         return r;
     }
     // SAFETY: the caller's arguments, as pselect(2) takes them.
