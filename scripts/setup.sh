@@ -64,6 +64,8 @@ command -v wget >/dev/null 2>&1 || need_apt+=(wget)
 # made with ffmpeg's lavfi test sources) and the overhead benchmark's load generator (wrk).
 command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)
 command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
+# The constant-rate UDP cross traffic of the harness's workloads (docs/experiment-format.md).
+command -v iperf3 >/dev/null 2>&1 || need_apt+=(iperf3)
 if [ ${#need_apt[@]} -gt 0 ] || [ ${#need_refs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${need_apt[*]} ${need_refs[*]}; run as root or install them" >&2

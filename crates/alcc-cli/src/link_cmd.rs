@@ -48,6 +48,13 @@ pub struct LinkArgs {
     /// Write the downlink's Mahimahi-format log here.
     #[arg(long, value_name = "FILE")]
     downlink_log: Option<PathBuf>,
+    /// Write the uplink's flow log here: the same events in µs, each packet line ending with
+    /// its flow (`tcp:SRCPORT:DSTPORT`, `udp:...`; alcc_trace::flow), beside the Mahimahi log.
+    #[arg(long, value_name = "FILE")]
+    uplink_flow_log: Option<PathBuf>,
+    /// Write the downlink's flow log here (see --uplink-flow-log).
+    #[arg(long, value_name = "FILE")]
+    downlink_flow_log: Option<PathBuf>,
     /// Unit of the logs' times: ms (Mahimahi's) or us (alcc's extension, announced in the header).
     #[arg(long, value_enum, default_value_t = LogUnit::Ms)]
     log_unit: LogUnit,
@@ -77,13 +84,14 @@ fn direction(
     queue_args: Option<&str>,
     loss: f64,
     log: Option<PathBuf>,
+    flow_log: Option<PathBuf>,
 ) -> Result<DirectionConfig> {
     let trace = Trace::parse_file(trace).with_context(|| format!("--{name} trace"))?;
     let queue = QueueSpec::parse(queue, queue_args).with_context(|| format!("--{name}-queue"))?;
     if !(0.0..=1.0).contains(&loss) {
         bail!("--{name}-loss {loss}: a loss probability must be between 0 and 1");
     }
-    Ok(DirectionConfig { schedule: Schedule::from(trace), queue, loss, log })
+    Ok(DirectionConfig { schedule: Schedule::from(trace), queue, loss, log, flow_log })
 }
 
 /// Parses the options into a testbed configuration, checking everything before any
@@ -99,6 +107,7 @@ fn config(args: &LinkArgs) -> Result<TestbedConfig> {
         args.uplink_queue_args.as_deref(),
         args.uplink_loss,
         args.uplink_log.clone(),
+        args.uplink_flow_log.clone(),
     )?;
     let downlink = direction(
         "downlink",
@@ -107,6 +116,7 @@ fn config(args: &LinkArgs) -> Result<TestbedConfig> {
         args.downlink_queue_args.as_deref(),
         args.downlink_loss,
         args.downlink_log.clone(),
+        args.downlink_flow_log.clone(),
     )?;
     Ok(TestbedConfig {
         uplink,

@@ -5,6 +5,9 @@
 //!   agree, and a rerun resumes (complete runs skipped, the failed one rerun);
 //! - two shards (`--shard 1/2`, `--shard 2/2`) merged with `alcc experiment merge` hold the
 //!   same runs, in the same order, with the same columns as the unsharded sweep of the spec;
+//! - a workload (two weighted flows over two server processes, an on/off CUBIC flow and an
+//!   on/off UDP flow): every flow is found in the emulator's flow log and measured, the
+//!   Mahimahi log beside it is unchanged, and Jain's index is in the row;
 //! - SIGINT in the middle of a sweep: exit 130, the partial run removed, no namespace or
 //!   process of the sweep left, and a rerun completes only what is missing.
 //!
@@ -457,4 +460,67 @@ fn an_upload_the_machine_cannot_run_is_refused_before_anything_runs() {
         "{stderr}"
     );
     assert!(!dir.path("out2").join("runs").exists(), "nothing ran");
+}
+
+#[test]
+fn several_flows_and_cross_traffic_are_measured_per_flow() {
+    alcc_testenv::require!(sweep_needs().program("iperf3"));
+    let _guard = serial();
+    let dir = TmpDir::new("experiment-flows");
+    let spec = dir.path("flows.toml");
+    std::fs::write(
+        &spec,
+        "name = \"flows\"\nduration_s = 6\ndelay_ms = 10\nqueue_bytes = 500000\nschemes = [\"alcc-copa\"]\n\
+         [[traces]]\nname = \"flat\"\ngenerate = { kind = \"constant\", rate_mbps = 12, duration_s = 10 }\n\
+         [[workloads]]\nname = \"mix\"\nflows = 2\noffsets_s = [0, 1]\nweights = [1, 2]\nservers = 2\n\
+         [[workloads.cross]]\nkind = \"tcp-cubic\"\non_s = [[1, 2.5], [3, 4.5]]\n\
+         [[workloads.cross]]\nkind = \"udp\"\nrate_mbps = 4\non_s = [[2, 4]]\n",
+    )
+    .unwrap();
+    let out = dir.path("out");
+    let run = sweep(&spec, &out);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("[1/1] flat mix alcc-copa run 0"), "{stderr}");
+    let rows = results(&out);
+    assert_eq!((rows[0]["workload"].as_str(), rows[0]["flows"].as_u64()), (Some("mix"), Some(2)));
+    let jain = rows[0]["jain_index"].as_f64().unwrap();
+    assert!(jain > 0.5 && jain <= 1.0, "{jain}");
+    assert!(rows[0]["jain_weighted_index"].as_f64().is_some());
+    let run_dir = out.join("runs/flat/mix/alcc-copa/run-0");
+    for f in
+        ["downlink.log", "downlink-flows.log", "flows.csv", "flow-series.csv", "rusage.json", "rusage-1.json"]
+    {
+        assert!(run_dir.join(f).is_file(), "{f} missing");
+    }
+    // The Mahimahi log has no flow field: a departure is `T - BYTES DELAY`.
+    let log = std::fs::read_to_string(run_dir.join("downlink.log")).unwrap();
+    let departure = log.lines().find(|l| l.split(' ').nth(1) == Some("-")).unwrap();
+    assert_eq!(departure.split(' ').count(), 4, "{departure}");
+    // Each flow (two of the scheme, both cross flows) moved data and has its delay.
+    let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+    let lines: Vec<&str> = flows.lines().collect();
+    assert!(lines[0].starts_with("trace,workload,scheme,run,flow,weight,start_s,end_s,bytes,throughput_mbps"));
+    let names: Vec<&str> = lines[1..].iter().map(|l| l.split(',').nth(4).unwrap()).collect();
+    assert_eq!(names, ["flow-0", "flow-1", "cross-tcp-cubic", "cross-udp"], "{flows}");
+    let per_flow = rows[0]["per_flow"].as_array().unwrap();
+    let link_bytes: u64 = std::fs::read_to_string(run_dir.join("summary.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["bytes_departed"].as_u64())
+        .unwrap();
+    let mut sum = 0;
+    for f in per_flow {
+        let bytes = f["bytes"].as_u64().unwrap();
+        assert!(bytes > 50_000 && f["delay_p95_ms"].as_f64().unwrap() >= 20.0, "{f}");
+        sum += bytes;
+    }
+    assert!(sum <= link_bytes, "flows {sum} > link {link_bytes}");
+    // The UDP flow sends at its rate, whatever the others do (the link is 12 Mbit/s).
+    let udp = per_flow[3]["throughput_mbps"].as_f64().unwrap();
+    assert!(udp > 2.0 && udp < 5.0, "{udp}");
+    assert_eq!(
+        (per_flow[0]["weight"].as_f64(), per_flow[1]["weight_share"].as_f64()),
+        (Some(1.0), Some(2.0 / 3.0))
+    );
 }

@@ -16,7 +16,7 @@ use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use alcc_trace::LogHeader;
+use alcc_trace::{FlowId, LogHeader};
 
 use crate::delay::DelayLine;
 use crate::link::{Link, LinkCounters, LinkEvent};
@@ -158,6 +158,7 @@ pub(crate) struct Direction {
     pub(crate) delay: DelayLine<Vec<u8>>,
     pub(crate) loss: BernoulliLoss,
     pub(crate) log: Option<(File, LogHeader)>,
+    pub(crate) flow_log: Option<(File, LogHeader)>,
     pub(crate) name: &'static str,
     pub(crate) src: Arc<Tun>,
     pub(crate) dst: Arc<Tun>,
@@ -181,15 +182,20 @@ impl Direction {
     }
 
     fn run_loop(self, report: &mut DirectionReport) -> io::Result<()> {
-        let Direction { mut link, mut delay, mut loss, log, name, src, dst, epoch_us, stop, live } = self;
+        let Direction { mut link, mut delay, mut loss, log, flow_log, name, src, dst, epoch_us, stop, live } =
+            self;
+        let flows_logged = flow_log.is_some();
         sys::tighten_timer_slack();
         // Best effort: without it (no CAP_SYS_NICE) the loop still runs, less precisely.
         let _ = sys::set_realtime_priority(REALTIME_PRIORITY);
         let timer = File::from(sys::timerfd()?);
-        let mut log: Option<Logger> = match log {
-            Some((file, header)) => Some(Logger::start(file, header, name)?),
-            None => None,
+        let mut log: Option<Logger> = match (log, flow_log) {
+            (None, None) => None,
+            (log, flows) => Some(Logger::start(log, flows, name)?),
         };
+        // The flow of the packet being enqueued (an arrival event carries no packet).
+        let arriving = std::cell::Cell::new(FlowId::Other);
+        let flow_of = |payload: &[u8]| if flows_logged { FlowId::of_ipv4(payload) } else { FlowId::Other };
         let mut buf = vec![0u8; 65_536];
         let mut armed: Option<u64> = None;
         let mut wake_at = 0u64;
@@ -198,7 +204,14 @@ impl Direction {
         while !stop.load(Ordering::Relaxed) {
             let mut sink = |e: LinkEvent<Vec<u8>>| {
                 if let Some(l) = log.as_mut() {
-                    l.event(&e);
+                    let flow = match &e {
+                        LinkEvent::Opportunity { .. } => FlowId::Other,
+                        LinkEvent::Arrival { .. } => arriving.get(),
+                        LinkEvent::Drop { packet, .. } | LinkEvent::Departure { packet, .. } => {
+                            flow_of(&packet.payload)
+                        }
+                    };
+                    l.event(&e, flow);
                 }
                 if let LinkEvent::Departure { at_us, packet } = e {
                     delay.push(at_us, packet.payload);
@@ -215,10 +228,14 @@ impl Direction {
                             // Logged as an arrival and a drop of one packet, so that the
                             // log's loss rate includes random loss.
                             let bytes = n as u64;
+                            arriving.set(flow_of(&buf[..n]));
                             sink(LinkEvent::Arrival { at_us: now, bytes });
-                            let packet = Queued { payload: Vec::new(), bytes, arrival_us: now };
+                            // The payload only names the flow (when flows are logged).
+                            let payload = if flows_logged { buf[..n.min(64)].to_vec() } else { Vec::new() };
+                            let packet = Queued { payload, bytes, arrival_us: now };
                             sink(LinkEvent::Drop { at_us: now, packet });
                         } else {
+                            arriving.set(flow_of(&buf[..n]));
                             link.enqueue(now, buf[..n].to_vec(), n as u64, &mut sink);
                         }
                     }
@@ -273,7 +290,7 @@ impl Direction {
         // Account (and log) the opportunities up to the stop.
         link.advance(now_us(), &mut |e| {
             if let Some(l) = log.as_mut() {
-                l.event(&e);
+                l.event(&e, FlowId::Other);
             }
         });
         report.counters = link.counters();

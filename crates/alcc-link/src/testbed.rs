@@ -66,12 +66,15 @@ pub struct DirectionConfig {
     pub loss: f64,
     /// Where to write the Mahimahi-format log, if anywhere.
     pub log: Option<PathBuf>,
+    /// Where to write the flow log (the same events in µs, each packet's flow named:
+    /// alcc_trace::flow), if anywhere.
+    pub flow_log: Option<PathBuf>,
 }
 
 impl DirectionConfig {
     /// An infinite queue, no loss, no log.
     pub fn new(schedule: Schedule) -> Self {
-        DirectionConfig { schedule, queue: QueueSpec::Infinite, loss: 0.0, log: None }
+        DirectionConfig { schedule, queue: QueueSpec::Infinite, loss: 0.0, log: None, flow_log: None }
     }
 }
 
@@ -169,22 +172,25 @@ impl Testbed {
             ("downlink", config.downlink, down_loss, server_tun, client_tun, tb.downlink.clone()),
         ];
         for (name, dir, loss, src, dst, live) in plan {
+            let header = |path: &std::path::Path, what: &str, unit: TimeUnit| LogHeader {
+                title: format!(
+                    "alcc link ({name}{what}) [{}] > {}",
+                    dir.schedule.trace().name(),
+                    path.display()
+                ),
+                queue: Some(dir.queue.to_string()),
+                init_timestamp_ms: Some(init_ms),
+                base_timestamp_ms: Some(0),
+                propagation_delay_us: Some(config.delay_us),
+                unit,
+            };
             let log = match &dir.log {
-                Some(path) => {
-                    let header = LogHeader {
-                        title: format!(
-                            "alcc link ({name}) [{}] > {}",
-                            dir.schedule.trace().name(),
-                            path.display()
-                        ),
-                        queue: Some(dir.queue.to_string()),
-                        init_timestamp_ms: Some(init_ms),
-                        base_timestamp_ms: Some(0),
-                        propagation_delay_us: Some(config.delay_us),
-                        unit: config.log_unit,
-                    };
-                    Some((create_log(path)?, header))
-                }
+                Some(path) => Some((create_log(path)?, header(path, "", config.log_unit))),
+                None => None,
+            };
+            // A flow log is always in µs: flows are compared at sub-ms delays.
+            let flow_log = match &dir.flow_log {
+                Some(path) => Some((create_log(path)?, header(path, " flows", TimeUnit::Micros))),
                 None => None,
             };
             let direction = Direction {
@@ -192,6 +198,7 @@ impl Testbed {
                 delay: DelayLine::new(config.delay_us),
                 loss,
                 log,
+                flow_log,
                 name,
                 src,
                 dst,

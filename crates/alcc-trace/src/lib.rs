@@ -10,6 +10,8 @@
 //!   ([`synth::cellular`] with [`CellularModel`]); the project's default traces come from here.
 //! - [`log`]: Mahimahi link logs, written by a link as it runs ([`LogWriter`]) and read back
 //!   ([`Log`]), with alcc's header line for the one-way propagation delay.
+//! - [`flow`]: flow logs, a link log whose packet lines name each packet's flow ([`FlowId`]),
+//!   read back per flow ([`FlowLog`]) for several flows sharing one bottleneck.
 //! - [`record`]: what happened to each packet on a link ([`Recording`]); a [`Log`] converts to
 //!   one, and the simulator builds one directly.
 //! - [`metrics`]: capacity, throughput, utilization, loss and one-way delay percentiles of a
@@ -42,12 +44,14 @@
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod flow;
 pub mod log;
 pub mod metrics;
 pub mod record;
 pub mod synth;
 pub mod trace;
 
+pub use flow::{FlowId, FlowLog};
 pub use log::{Log, LogError, LogEvent, LogHeader, LogWriter, TimeUnit};
 pub use metrics::{summarize, time_series, Bin, Summary};
 pub use record::{Opportunity, PacketRecord, Recording};

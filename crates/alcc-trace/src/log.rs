@@ -42,6 +42,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 
+use crate::flow::FlowId;
 use crate::record::{Opportunity, PacketRecord, Recording};
 
 const PROPAGATION_KEY: &str = "alcc propagation delay us:";
@@ -189,7 +190,7 @@ impl Log {
         }
     }
 
-    fn parse_line(&mut self, line: &[u8]) -> Result<(), String> {
+    pub(crate) fn parse_line(&mut self, line: &[u8]) -> Result<(), String> {
         let line = line.trim_ascii();
         let Some(&first) = line.first() else { return Ok(()) };
         if first == b'#' {
@@ -357,6 +358,22 @@ impl<W: Write> LogWriter<W> {
         self.event(at_us, b'd', &[packets, bytes])
     }
 
+    /// `T + BYTES FLOW`: an arrival in a flow log ([`crate::flow`]).
+    pub fn arrival_of(&mut self, at_us: u64, bytes: u64, flow: &FlowId) -> io::Result<()> {
+        self.line(at_us, b'+', &[bytes], Some(flow))
+    }
+
+    /// `T - BYTES DELAY FLOW`: a departure in a flow log.
+    pub fn departure_of(&mut self, at_us: u64, bytes: u64, arrived_us: u64, flow: &FlowId) -> io::Result<()> {
+        let delay = (at_us / self.scale).saturating_sub(arrived_us / self.scale);
+        self.line(at_us, b'-', &[bytes, delay], Some(flow))
+    }
+
+    /// `T d 1 BYTES FLOW`: one packet dropped, in a flow log.
+    pub fn drop_of(&mut self, at_us: u64, bytes: u64, flow: &FlowId) -> io::Result<()> {
+        self.line(at_us, b'd', &[1, bytes], Some(flow))
+    }
+
     /// Flushes buffered lines to the underlying writer.
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
@@ -368,6 +385,11 @@ impl<W: Write> LogWriter<W> {
     }
 
     fn event(&mut self, at_us: u64, symbol: u8, fields: &[u64]) -> io::Result<()> {
+        self.line(at_us, symbol, fields, None)
+    }
+
+    /// One event line, with the flow field of a flow log when `flow` is given.
+    fn line(&mut self, at_us: u64, symbol: u8, fields: &[u64], flow: Option<&FlowId>) -> io::Result<()> {
         // One line is at most 4 numbers of 20 digits, 4 spaces, a symbol and a newline: 86 bytes.
         let mut line = [0u8; 96];
         let mut len = put_decimal(at_us / self.scale, &mut line, 0);
@@ -378,8 +400,16 @@ impl<W: Write> LogWriter<W> {
             line[len] = b' ';
             len = put_decimal(field, &mut line, len + 1);
         }
-        line[len] = b'\n';
-        self.out.write_all(&line[..=len])
+        match flow {
+            None => {
+                line[len] = b'\n';
+                self.out.write_all(&line[..=len])
+            }
+            Some(flow) => {
+                self.out.write_all(&line[..len])?;
+                writeln!(self.out, " {flow}")
+            }
+        }
     }
 }
 

@@ -65,7 +65,7 @@ fn plan_of(spec: &Spec) -> Vec<RunPlan> {
         .iter()
         .map(|t| LinkTraces { name: t.name.clone(), downlink: PathBuf::new(), uplink: PathBuf::new() })
         .collect();
-    sweep::plan(&links, &spec.parsed_schemes(), spec.runs)
+    sweep::plan(&links, &spec.workload_list(), &spec.parsed_schemes(), spec.runs)
 }
 
 fn read_row(dir: &Path, p: &RunPlan) -> Option<Row> {

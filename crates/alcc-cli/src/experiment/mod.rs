@@ -7,20 +7,26 @@
 //!   each: its server, its client, its columns, what it needs.
 //! - [`runner`]: one run (one `alcc link` child) and its files.
 //! - [`analysis`]: summary, series and delay samples from the downlink log.
+//! - [`per_flow`]: each flow's figures and Jain's index from the emulator's flow log.
 //! - [`table`]: the results rows, CSV and JSON, and the medians printed at the end.
+//! - [`workload`]: several flows of a scheme and cross traffic (`[[workloads]]`).
+//! - [`flows`]: the commands of a run with a workload: servers, clients, cross traffic.
 //! - [`sweep`]: the matrix, progress, resume and interruption.
 //! - [`shard`]: `--shard K/N`, one machine's disjoint share of the matrix.
 //! - [`merge`]: `alcc experiment merge`, the shards' directories joined into one.
 
 pub mod analysis;
 pub mod direction;
+pub mod flows;
 pub mod merge;
+pub mod per_flow;
 pub mod runner;
 pub mod scheme;
 pub mod shard;
 pub mod spec;
 pub mod sweep;
 pub mod table;
+pub mod workload;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};

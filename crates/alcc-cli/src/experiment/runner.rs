@@ -10,9 +10,12 @@ use anyhow::{Context, Result};
 
 use super::analysis;
 use super::direction::Direction;
+use super::flows;
+use super::per_flow;
 use super::scheme::{RunContext, Scheme};
 use super::spec::Spec;
 use super::table::{Row, FAILED, OK};
+use super::workload::Workload;
 use crate::rusage::RusageReport;
 use crate::sys;
 
@@ -21,6 +24,9 @@ const PORT: u16 = 9000;
 
 /// Bytes the server offers: more than any run can move, so the deadline ends the download.
 const OFFER_BYTES: u64 = 100_000_000_000;
+
+/// The emulator's downlink flow log in a run with a workload (`alcc link --downlink-flow-log`).
+pub const FLOW_LOG: &str = "downlink-flows.log";
 
 /// How long the client waits before connecting (the server starts at the same time).
 pub const CLIENT_START_DELAY_S: f64 = 0.5;
@@ -61,12 +67,19 @@ pub struct RunPlan {
     pub scheme: Scheme,
     /// Run index from 0.
     pub run: u32,
+    /// The flows and cross traffic ([`Workload::implicit`]: one flow, nothing else).
+    pub workload: Workload,
 }
 
 impl RunPlan {
-    /// `runs/TRACE/SCHEME/run-K`, relative to the output directory.
+    /// `runs/TRACE/SCHEME/run-K`, or `runs/TRACE/WORKLOAD/SCHEME/run-K` in a spec with
+    /// `[[workloads]]`, relative to the output directory.
     pub fn rel_dir(&self) -> PathBuf {
-        Path::new("runs").join(&self.trace.name).join(&self.scheme.name).join(format!("run-{}", self.run))
+        let mut dir = Path::new("runs").join(&self.trace.name);
+        if !self.workload.is_implicit() {
+            dir.push(&self.workload.name);
+        }
+        dir.join(&self.scheme.name).join(format!("run-{}", self.run))
     }
 
     /// A row of this run in `direction` with no metrics.
@@ -103,6 +116,13 @@ impl RunPlan {
             label,
             load_avg: None,
             direction: direction.as_str().to_string(),
+            workload: self.workload.name.clone(),
+            flows: self.workload.flows,
+            flows_throughput_mbps: None,
+            flows_delay_p95_ms: None,
+            jain_index: None,
+            jain_weighted_index: None,
+            per_flow: Vec::new(),
         }
     }
 }
@@ -131,8 +151,9 @@ pub fn shell_quote(s: &str) -> String {
 pub struct Commands {
     /// `alcc link ...` as an argument vector (the program first).
     pub link: Vec<String>,
-    /// The server's shell command (inside `link`).
-    pub server: String,
+    /// The server's shell commands (inside `link`): the scheme's first, then a second server
+    /// and cross traffic's when the workload has them.
+    pub servers: Vec<String>,
     /// The client's shell script (inside `link`, run by `sh -c`).
     pub client: String,
 }
@@ -147,19 +168,29 @@ pub fn commands(alcc: &Path, spec: &Spec, plan: &RunPlan, dir: &Path) -> Result<
         port: PORT,
         offer_bytes: OFFER_BYTES,
         server_seconds: spec.duration_s + SERVER_GRACE_S,
+        clients: 1,
+        server: 0,
     };
     let direction = spec.direction;
-    let transfer = direction.transfer(plan.scheme.kind())?;
-    let server = transfer.server(&run);
-    let data = transfer.client(&run);
-    // The client's deadline ends the transfer: its deadline status means success. Then a
-    // download waits for the server to exit and write its rusage.
-    let client = format!(
-        "sleep {CLIENT_START_DELAY_S}; {}; s=$?; [ $s -eq {} ] && s=0; {}exit $s",
-        data.command,
-        data.deadline_status,
-        direction.after_transfer(&run.quoted(&run.rusage()))
-    );
+    let kind = plan.scheme.kind();
+    let transfer = direction.transfer(kind)?;
+    let (servers, client) = if plan.workload.is_implicit() {
+        let data = transfer.client(&run);
+        // The client's deadline ends the transfer: its deadline status means success. Then a
+        // download waits for the server to exit and write its rusage.
+        let client = format!(
+            "sleep {CLIENT_START_DELAY_S}; {}; s=$?; [ $s -eq {} ] && s=0; {}exit $s",
+            data.command,
+            data.deadline_status,
+            direction.after_transfer(&run.quoted(&run.rusage()))
+        );
+        (vec![transfer.server(&run)], client)
+    } else {
+        let c = flows::commands(transfer.as_ref(), kind, &run, &plan.workload, &|r| {
+            direction.after_transfer(&r.quoted(&r.rusage()))
+        })?;
+        (c.servers, format!("sleep {CLIENT_START_DELAY_S}; {}", c.client))
+    };
     let mut link: Vec<String> = vec![alcc.display().to_string(), "link".into()];
     let mut push = |args: &[&str]| link.extend(args.iter().map(|s| s.to_string()));
     let (up, down) = (plan.trace.uplink.display().to_string(), plan.trace.downlink.display().to_string());
@@ -174,19 +205,16 @@ pub fn commands(alcc: &Path, spec: &Spec, plan: &RunPlan, dir: &Path) -> Result<
         push(&[&direction.loss_flag(), &spec.loss.to_string()]);
     }
     let log = dir.join(direction.log_name()).display().to_string();
-    push(&[
-        "--seed",
-        &plan.run.to_string(),
-        &direction.log_flag(),
-        &log,
-        "--server",
-        &server,
-        "--",
-        "sh",
-        "-c",
-        &client,
-    ]);
-    Ok(Commands { link, server, client })
+    push(&["--seed", &plan.run.to_string(), &direction.log_flag(), &log]);
+    if !plan.workload.is_implicit() {
+        let flow_log = dir.join(FLOW_LOG).display().to_string();
+        push(&["--downlink-flow-log", &flow_log]);
+    }
+    for s in &servers {
+        push(&["--server", s]);
+    }
+    push(&["--", "sh", "-c", &client]);
+    Ok(Commands { link, servers, client })
 }
 
 /// The last lines of the run's output that say something (the emulator's own summary lines
@@ -260,7 +288,12 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
     let direction = spec.direction;
     let cmds = commands(alcc, spec, plan, &dir).map_err(|why| anyhow::anyhow!("{}: {why}", plan.scheme))?;
     let link_line: Vec<String> = cmds.link.iter().map(|a| shell_quote(a)).collect();
-    let text = format!("{}\n{}\nsh -c {}\n", link_line.join(" "), cmds.server, shell_quote(&cmds.client));
+    let text = format!(
+        "{}\n{}\nsh -c {}\n",
+        link_line.join(" "),
+        cmds.servers.join("\n"),
+        shell_quote(&cmds.client)
+    );
     std::fs::write(dir.join("commands.txt"), text).context("writing commands.txt")?;
     let stderr_path = dir.join("stderr.log");
     let log_file = File::create(&stderr_path).context("creating stderr.log")?;
@@ -319,11 +352,33 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
             },
         },
     };
+    if row.is_ok() && !plan.workload.is_implicit() {
+        match per_flow::analyze_flows(&dir, FLOW_LOG, &plan.workload, spec.duration_s) {
+            Ok((flows, totals)) => {
+                row.per_flow = flows;
+                row.flows_throughput_mbps = totals.scheme_throughput_mbps;
+                row.flows_delay_p95_ms = totals.scheme_delay_p95_ms;
+                row.jain_index = totals.jain_index;
+                row.jain_weighted_index = totals.jain_weighted_index;
+            }
+            Err(e) => {
+                row = Row {
+                    wall_s: None,
+                    ..plan.empty_row(direction, FAILED, format!("analysing {FLOW_LOG}: {e:#}"))
+                }
+            }
+        }
+    }
     row.wall_s = Some(wall_s);
     row.load_avg = load_average();
     if let Some(r) = read_rusage(&dir.join("rusage.json")) {
         row.cpu_s = Some(r.cpu_s);
         row.max_rss_kb = Some(r.max_rss_kb);
+        // A workload's second server process: CPU added, the larger peak memory.
+        if let Some(r2) = read_rusage(&dir.join("rusage-1.json")) {
+            row.cpu_s = Some(r.cpu_s + r2.cpu_s);
+            row.max_rss_kb = Some(r.max_rss_kb.max(r2.max_rss_kb));
+        }
     }
     let text = serde_json::to_string_pretty(&row)? + "\n";
     super::table::write_atomic(&dir.join("result.json"), text.as_bytes())?;
@@ -348,6 +403,7 @@ mod tests {
             trace: LinkTraces { name: "t".into(), downlink: "/tr/down".into(), uplink: "/tr/up".into() },
             scheme: Scheme::parse(scheme).unwrap(),
             run: 2,
+            workload: Workload::implicit(),
         }
     }
 
@@ -374,7 +430,7 @@ mod tests {
         assert_eq!(p.rel_dir(), PathBuf::from("runs/t/tcp-reno/run-2"));
         let c = commands(Path::new("/bin/alcc"), &spec(), &p, Path::new("/o/d")).unwrap();
         assert_eq!(
-            c.server,
+            c.servers[0],
             "/bin/alcc serve-plain --port 9000 --underlay reno --bytes 100000000000 --http --count 1 \
              --seconds 22 --rusage /o/d/rusage.json"
         );
@@ -396,8 +452,12 @@ mod tests {
     #[test]
     fn sprout_is_framed_and_udp_is_udp_with_alcc_get() {
         let c = commands(Path::new("/bin/alcc"), &spec(), &plan("alcc-sprout"), Path::new("/d")).unwrap();
-        assert!(c.server.contains("--cc sprout --underlay cubic --mode framed --bytes"), "{}", c.server);
-        assert!(!c.server.contains("--http"));
+        assert!(
+            c.servers[0].contains("--cc sprout --underlay cubic --mode framed --bytes"),
+            "{}",
+            c.servers[0]
+        );
+        assert!(!c.servers[0].contains("--http"));
         assert!(
             c.client.contains("timeout 20 /bin/alcc get \"$ALCC_SERVER:9000\" --mode framed"),
             "{}",
@@ -405,7 +465,7 @@ mod tests {
         );
         assert!(c.client.contains("[ $s -eq 124 ] && s=0"));
         let c = commands(Path::new("/bin/alcc"), &spec(), &plan("udp-copa"), Path::new("/d")).unwrap();
-        assert!(c.server.contains("--cc copa --mode udp"), "{}", c.server);
+        assert!(c.servers[0].contains("--cc copa --mode udp"), "{}", c.servers[0]);
         assert!(c.client.contains("--mode udp"));
     }
 
@@ -415,7 +475,7 @@ mod tests {
         up.direction = Direction::Up;
         up.loss = 0.01;
         let c = commands(Path::new("/bin/alcc"), &up, &plan("alcc-mdi@reno"), Path::new("/d")).unwrap();
-        assert_eq!(c.server, "/bin/alcc serve --receive --port 9000 --count 1 --seconds 22");
+        assert_eq!(c.servers[0], "/bin/alcc serve --receive --port 9000 --count 1 --seconds 22");
         assert!(
             c.client.contains("/bin/alcc put \"$ALCC_SERVER:9000\" --cc mdi --underlay reno"),
             "{}",

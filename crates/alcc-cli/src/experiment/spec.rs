@@ -8,6 +8,7 @@ use thiserror::Error;
 
 use super::direction::Direction;
 use super::scheme::{Scheme, SchemeError};
+use super::workload::Workload;
 
 /// A spec that cannot be used, with the field at fault.
 #[derive(Debug, Error)]
@@ -154,6 +155,9 @@ pub struct Spec {
     pub schemes: Vec<String>,
     /// The links.
     pub traces: Vec<TraceSpec>,
+    /// Several flows of each scheme and cross traffic (absent: one flow, nothing else).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<Workload>,
     /// What `--quick` changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quick: Option<Quick>,
@@ -195,6 +199,16 @@ impl Spec {
     pub fn parsed_schemes(&self) -> Vec<Scheme> {
         // `validate` parsed every one already.
         self.schemes.iter().filter_map(|s| Scheme::parse(s).ok()).collect()
+    }
+
+    /// The workloads each scheme runs in: the spec's `[[workloads]]`, or the implicit one (one
+    /// flow, no cross traffic) when it has none.
+    pub fn workload_list(&self) -> Vec<Workload> {
+        if self.workloads.is_empty() {
+            vec![Workload::implicit()]
+        } else {
+            self.workloads.clone()
+        }
     }
 
     /// Checks every field's range; the error names the field.
@@ -272,6 +286,7 @@ impl Spec {
                 (Some(_), None) => {}
             }
         }
+        self.validate_workloads(label)?;
         if let Some(q) = &self.quick {
             if q.duration_s.is_some_and(|d| !(d.is_finite() && (1.0..=3600.0).contains(&d))) {
                 return Err(field("quick.duration_s", "must be between 1 and 3600 seconds"));
@@ -294,12 +309,49 @@ impl Spec {
         Ok(())
     }
 
+    fn validate_workloads(&self, label: &str) -> Result<(), SpecError> {
+        let field =
+            |field: String, reason: String| SpecError::Field { path: label.to_string(), field, reason };
+        if !self.workloads.is_empty() && !self.direction.is_down() {
+            return Err(field("workloads".into(), "are for downloads only (direction = \"down\")".into()));
+        }
+        let schemes = self.parsed_schemes();
+        for (i, w) in self.workloads.iter().enumerate() {
+            let at = |f: &str| format!("workloads[{i}].{f}");
+            if !is_dir_name(&w.name) {
+                return Err(field(
+                    at("name"),
+                    "must be letters, digits, `_`, `-` or `.` (it names a directory)".into(),
+                ));
+            }
+            if self.workloads[..i].iter().any(|o| o.name == w.name) {
+                return Err(field(at("name"), format!("`{}` is used twice", w.name)));
+            }
+            w.check(self.duration_s).map_err(|(f, r)| field(at(&f), r))?;
+            if w.flows > 1 {
+                if let Some(s) = schemes.iter().find(|s| !s.kind().runs_several_flows()) {
+                    return Err(field(
+                        at("flows"),
+                        format!(
+                            "`{s}` cannot run several flows: its client is not curl (only schemes fetched by curl \
+                             do: tcp-X and kernel-mode alcc-X)"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The spec `--quick` runs: shorter downloads, fewer runs and traces, no `[quick]` table.
     pub fn quick_version(&self) -> Spec {
         let q = self.quick.clone().unwrap_or_default();
         let (d, r, m) = QUICK_DEFAULT;
         let mut spec = self.clone();
         spec.duration_s = q.duration_s.unwrap_or(d).min(self.duration_s);
+        // Offsets and on periods shrink with the run: the same shape, shorter.
+        let factor = spec.duration_s / self.duration_s;
+        spec.workloads = self.workloads.iter().map(|w| w.scaled(factor)).collect();
         spec.runs = q.runs.unwrap_or(r).min(self.runs);
         spec.traces.truncate(q.max_traces.unwrap_or(m));
         if let Some(list) = &q.schemes {
@@ -566,6 +618,14 @@ path = "/t/third.trace"
             Spec::parse("reference-alcc.toml", include_str!("../../../../experiments/reference-alcc.toml"))
                 .unwrap();
         assert!(reference_alcc.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
+        let coupled =
+            Spec::parse("coupled.toml", include_str!("../../../../experiments/coupled.toml")).unwrap();
+        assert!(coupled.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
+        assert_eq!((coupled.delay_ms, coupled.queue_bytes, coupled.runs), (20.0, Some(1_500_000), 3));
+        let names: Vec<&str> = coupled.workloads.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["equal", "weighted", "weighted-2proc", "cubic-onoff", "udp-onoff"]);
+        assert!(coupled.workloads.iter().all(|w| w.flows == 4));
+        assert_eq!(coupled.quick_version().traces.len(), 1);
         for (file, text, delay) in [
             ("drwa.toml", include_str!("../../../../experiments/drwa.toml"), 10.0),
             ("drwa-50ms.toml", include_str!("../../../../experiments/drwa-50ms.toml"), 50.0),
@@ -579,6 +639,41 @@ path = "/t/third.trace"
             );
             assert_eq!(drwa.schemes.iter().filter(|s| s.starts_with("rx-")).count(), 4, "{file}");
         }
+    }
+
+    const WORKLOAD: &str =
+        "\n[[workloads]]\nname = \"w\"\nflows = 2\noffsets_s = [0, 10]\nweights = [1, 3]\n\
+                            [[workloads.cross]]\nkind = \"udp\"\nrate_mbps = 10\non_s = [[5, 15]]\n";
+
+    #[test]
+    fn workloads_parse_check_and_shrink_with_quick() {
+        let two = DEMO.replace("\"udp-copa\"", "\"alcc-copa+uncoupled\"");
+        let s = Spec::parse("t.toml", &format!("{two}{WORKLOAD}")).unwrap();
+        assert_eq!(s.workloads.len(), 1);
+        assert_eq!(s.workload_list()[0].weights, [1.0, 3.0]);
+        assert_eq!(Spec::parse("again", &s.to_toml()).unwrap(), s);
+        // Without workloads, the implicit one and nothing recorded.
+        let plain = Spec::parse("t.toml", DEMO).unwrap();
+        assert!(plain.workload_list()[0].is_implicit() && !plain.to_toml().contains("workloads"));
+        // --quick: 8 s of 20, times scaled by 0.4.
+        let q = s.quick_version();
+        assert_eq!(q.workloads[0].offsets_s, [0.0, 4.0]);
+        assert_eq!(q.workloads[0].cross[0].on_s, [[2.0, 6.0]]);
+        // Several flows need curl clients: udp-copa has none.
+        let e = error(&format!("{DEMO}{WORKLOAD}"));
+        assert!(
+            e.contains("`workloads[0].flows`") && e.contains("`udp-copa` cannot run several flows"),
+            "{e}"
+        );
+        let e = error(&format!("{two}{}", WORKLOAD.replace("[0, 10]", "[0, 19.5]")));
+        assert!(e.contains("`workloads[0].offsets_s`"), "{e}");
+        let e = error(&format!("{two}{}", WORKLOAD.replace("rate_mbps = 10\n", "")));
+        assert!(e.contains("`workloads[0].cross[0].kind`") && e.contains("rate_mbps"), "{e}");
+        let e = error(&format!("{two}{WORKLOAD}{}", WORKLOAD.replace("flows = 2", "flows = 1")));
+        assert!(e.contains("`workloads[1].name`") && e.contains("used twice"), "{e}");
+        let up = two.replace("schemes = [", "direction = \"up\"\nschemes = [").replace("\"tcp-cubic\", ", "");
+        let e = error(&format!("{}{WORKLOAD}", up.replace("alcc-copa+uncoupled", "tcp-reno")));
+        assert!(e.contains("`workloads`") && e.contains("downloads only"), "{e}");
     }
 
     #[test]

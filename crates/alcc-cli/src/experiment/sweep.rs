@@ -14,6 +14,7 @@ use super::scheme::Scheme;
 use super::shard::Shard;
 use super::spec::{Generate, Spec};
 use super::table::{self, Row};
+use super::workload::Workload;
 use crate::sys;
 
 /// Options of `alcc experiment run`.
@@ -72,8 +73,14 @@ pub fn run(args: RunArgs) -> Result<i32> {
             eprintln!("warning: {s}: {w}");
         }
     }
-    check_needs(&schemes, spec.direction, &std::env::var_os("PATH").unwrap_or_default())?;
-    let mut plans = plan(&traces, &schemes, spec.runs);
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    check_needs(&schemes, spec.direction, &path)?;
+    for w in &spec.workloads {
+        if let Some(why) = w.needs().iter().find_map(|n| n.missing(&path)) {
+            bail!("cannot run workload `{}`: {why}, for its cross traffic", w.name);
+        }
+    }
+    let mut plans = plan(&traces, &spec.workload_list(), &schemes, spec.runs);
     if let Some(shard) = args.shard {
         let all = plans.len();
         plans = shard.select(plans);
@@ -108,10 +115,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
         };
         let remaining_after_skips = left - complete[i..].iter().filter(|c| **c).count();
         eprintln!(
-            "[{}/{}] {} {} run {} — {} left",
+            "[{}/{}] {}{} {} run {} — {} left",
             i + 1,
             plans.len(),
             p.trace.name,
+            if p.workload.is_implicit() { String::new() } else { format!(" {}", p.workload.name) },
             p.scheme,
             p.run,
             human(per_run * remaining_after_skips as f64)
@@ -253,14 +261,16 @@ fn generate(g: &Generate) -> Result<Trace> {
     })
 }
 
-/// The matrix in the order it runs: per trace, per run index, every scheme (so that schemes
-/// compared with each other run close together in time).
-pub fn plan(traces: &[LinkTraces], schemes: &[Scheme], runs: u32) -> Vec<RunPlan> {
+/// The matrix in the order it runs: per trace, per workload, per run index, every scheme (so
+/// that schemes compared with each other run close together in time).
+pub fn plan(traces: &[LinkTraces], workloads: &[Workload], schemes: &[Scheme], runs: u32) -> Vec<RunPlan> {
     let mut plans = Vec::new();
     for t in traces {
-        for run in 0..runs {
-            for s in schemes {
-                plans.push(RunPlan { trace: t.clone(), scheme: s.clone(), run });
+        for w in workloads {
+            for run in 0..runs {
+                for s in schemes {
+                    plans.push(RunPlan { trace: t.clone(), scheme: s.clone(), run, workload: w.clone() });
+                }
             }
         }
     }
@@ -318,7 +328,7 @@ mod tests {
     #[test]
     fn the_matrix_runs_schemes_together() {
         let schemes = [Scheme::parse("tcp-cubic").unwrap(), Scheme::parse("alcc-copa").unwrap()];
-        let p = plan(&[link("a"), link("b")], &schemes, 2);
+        let p = plan(&[link("a"), link("b")], &[Workload::implicit()], &schemes, 2);
         let names: Vec<String> =
             p.iter().map(|p| format!("{}/{}/{}", p.trace.name, p.run, p.scheme)).collect();
         assert_eq!(names[..4], ["a/0/tcp-cubic", "a/0/alcc-copa", "a/1/tcp-cubic", "a/1/alcc-copa"]);
@@ -329,7 +339,7 @@ mod tests {
     fn resume_skips_only_ok_results() {
         let t = tmp("resume");
         let schemes = [Scheme::parse("tcp-cubic").unwrap(), Scheme::parse("alcc-copa").unwrap()];
-        let plans = plan(&[link("t")], &schemes, 2);
+        let plans = plan(&[link("t")], &[Workload::implicit()], &schemes, 2);
         let write = |p: &RunPlan, r: &Row| {
             let d = t.0.join(p.rel_dir());
             std::fs::create_dir_all(&d).unwrap();

@@ -8,6 +8,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::per_flow::{FlowRow, FLOWS_CSV_HEADER};
+
 /// The columns of `results.csv`, in order (docs/experiment-format.md; never rename, only add
 /// at the end).
 pub const CSV_HEADER: &[&str] = &[
@@ -36,6 +38,12 @@ pub const CSV_HEADER: &[&str] = &[
     "label",
     "load_avg",
     "direction",
+    "workload",
+    "flows",
+    "flows_throughput_mbps",
+    "flows_delay_p95_ms",
+    "jain_index",
+    "jain_weighted_index",
 ];
 
 /// `ok` or `failed`.
@@ -103,6 +111,32 @@ pub struct Row {
     /// before the column existed.
     #[serde(default = "down")]
     pub direction: String,
+    /// The workload's name (empty without `[[workloads]]`, and in older results).
+    #[serde(default)]
+    pub workload: String,
+    /// Flows of the scheme in the run (1 without a workload, and in older results).
+    #[serde(default = "one")]
+    pub flows: u32,
+    /// The scheme's flows' bits over the run, Mbit/s (runs with a workload: cross traffic
+    /// left out, unlike `throughput_mbps`).
+    #[serde(default)]
+    pub flows_throughput_mbps: Option<f64>,
+    /// 95th percentile one-way delay of the scheme's flows' packets, ms (runs with a workload).
+    #[serde(default)]
+    pub flows_delay_p95_ms: Option<f64>,
+    /// Jain's fairness index of the scheme's flows' rates while all of them run (several flows).
+    #[serde(default)]
+    pub jain_index: Option<f64>,
+    /// The same of rate / weight (several flows with weights).
+    #[serde(default)]
+    pub jain_weighted_index: Option<f64>,
+    /// Each flow's figures (runs with a workload; `flows.csv`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_flow: Vec<FlowRow>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn down() -> String {
@@ -144,6 +178,12 @@ impl Row {
             self.label.clone(),
             f(self.load_avg),
             self.direction.clone(),
+            self.workload.clone(),
+            self.flows.to_string(),
+            f(self.flows_throughput_mbps),
+            f(self.flows_delay_p95_ms),
+            f(self.jain_index),
+            f(self.jain_weighted_index),
         ]
     }
 }
@@ -169,7 +209,23 @@ pub fn to_csv(rows: &[Row]) -> String {
     out
 }
 
-/// Writes `results.csv` and `results.json` into `out`.
+/// The per-flow table of every run with a workload: the run's keys, then `flows.csv`'s columns.
+pub fn flows_csv(rows: &[Row]) -> String {
+    let mut out = format!("trace,workload,scheme,run,{FLOWS_CSV_HEADER}\n");
+    for r in rows {
+        for f in &r.per_flow {
+            let mut cells = vec![r.trace.clone(), r.workload.clone(), r.scheme.clone(), r.run.to_string()];
+            cells.extend(f.cells());
+            let cells: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
+            out.push_str(&cells.join(","));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Writes `results.csv` and `results.json` into `out`, and `flows.csv` when a run has
+/// per-flow figures.
 pub fn write_tables(
     out: &Path,
     name: &str,
@@ -179,6 +235,9 @@ pub fn write_tables(
 ) -> Result<()> {
     let csv = out.join("results.csv");
     write_atomic(&csv, to_csv(rows).as_bytes())?;
+    if rows.iter().any(|r| !r.per_flow.is_empty()) {
+        write_atomic(&out.join("flows.csv"), flows_csv(rows).as_bytes())?;
+    }
     let json = serde_json::json!({ "name": name, "quick": quick, "spec": spec, "runs": rows });
     let text = serde_json::to_string_pretty(&json)? + "\n";
     write_atomic(&out.join("results.json"), text.as_bytes())
@@ -272,6 +331,13 @@ pub(crate) mod tests {
             label: "alcc's copa above kernel cubic (kernel mode)".into(),
             load_avg: Some(0.5),
             direction: "down".into(),
+            workload: String::new(),
+            flows: 1,
+            flows_throughput_mbps: None,
+            flows_delay_p95_ms: None,
+            jain_index: None,
+            jain_weighted_index: None,
+            per_flow: Vec::new(),
         }
     }
 
@@ -294,10 +360,10 @@ pub(crate) mod tests {
             "trace,scheme,family,cc,underlay,mode,run,status,error,duration_s,capacity_mbps,throughput_mbps,\
              utilization,loss,delay_p50_ms,delay_p95_ms,delay_p99_ms,delay_mean_ms,cpu_s,dir"
         ));
-        assert_eq!(lines[1], "t,alcc-copa,alcc,copa,cubic,kernel,1,ok,,20,10,8.5,0.85,0,20,85,90,25,0.5,runs/t/alcc-copa/run-1,21,,alcc's copa above kernel cubic (kernel mode),0.5,down");
+        assert_eq!(lines[1], "t,alcc-copa,alcc,copa,cubic,kernel,1,ok,,20,10,8.5,0.85,0,20,85,90,25,0.5,runs/t/alcc-copa/run-1,21,,alcc's copa above kernel cubic (kernel mode),0.5,down,,1,,,,");
         assert_eq!(
             lines[2],
-            "t,alcc-x,alcc,copa,cubic,kernel,0,failed,\"exit status 1: \"\"bad\"\", really\",,,,,,,,,,,runs/t/alcc-x/run-0,21,,alcc's copa above kernel cubic (kernel mode),0.5,down"
+            "t,alcc-x,alcc,copa,cubic,kernel,0,failed,\"exit status 1: \"\"bad\"\", really\",,,,,,,,,,,runs/t/alcc-x/run-0,21,,alcc's copa above kernel cubic (kernel mode),0.5,down,,1,,,,"
         );
         assert_eq!(lines[1].split(',').count(), CSV_HEADER.len());
     }
@@ -312,6 +378,13 @@ pub(crate) mod tests {
         old.as_object_mut().unwrap().remove("direction");
         let back: Row = serde_json::from_value(old).unwrap();
         assert_eq!(back.direction, "down");
+        // Nor a workload: one flow.
+        let mut old = serde_json::to_value(&r).unwrap();
+        for k in ["workload", "flows", "jain_index"] {
+            old.as_object_mut().unwrap().remove(k);
+        }
+        let back: Row = serde_json::from_value(old).unwrap();
+        assert_eq!((back.workload.as_str(), back.flows, back.jain_index), ("", 1, None));
     }
 
     #[test]

@@ -6,6 +6,11 @@
 //! with no controller (`alcc serve --cc none`): plain kernel TCP written through the engine, which
 //! shows the engine's own cost against `tcp-UNDERLAY`.
 //!
+//! Several flows of one run (a spec's `[[workloads]]`) are served by one `alcc serve` (or two):
+//! the engine couples them or not by its own default, `alcc-CC+coupled` asks for coupling by
+//! peer address (`--group auto`) and `alcc-CC+uncoupled` for none (`--group none`), so that a
+//! sweep runs both side by side ([`Coupling`]).
+//!
 //! Uploading (`direction = "up"`), the client is `alcc put` in framed mode, as a phone sends
 //! (the receiver acknowledges every frame and runs the sender's receiver-side model), to
 //! `alcc serve --receive`; it stops itself at the deadline (`--seconds`) and writes its
@@ -25,6 +30,47 @@ fn is_none(cc: &str) -> bool {
 /// The underlay when the scheme names none (the paper's ALCC ran over CUBIC).
 pub const DEFAULT_UNDERLAY: &str = "cubic";
 
+/// Whether the flows of one server share one congestion state (issue 14's flow groups,
+/// `alcc serve --group`): a scheme name's suffix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coupling {
+    /// No suffix: no `--group` option, the engine's default.
+    EngineDefault,
+    /// `+coupled`: `--group auto`, the flows to one peer address form one group.
+    Coupled,
+    /// `+uncoupled`: `--group none`, every flow on its own.
+    Uncoupled,
+}
+
+impl Coupling {
+    /// Parses a scheme name's suffix after `+`.
+    fn parse(suffix: &str) -> Result<Coupling, String> {
+        match suffix {
+            "coupled" => Ok(Coupling::Coupled),
+            "uncoupled" => Ok(Coupling::Uncoupled),
+            other => Err(format!("`+{other}`: the suffix is `+coupled` or `+uncoupled`")),
+        }
+    }
+
+    /// The option of `alcc serve` (with its leading space), empty for the default.
+    fn serve_option(self) -> &'static str {
+        match self {
+            Coupling::EngineDefault => "",
+            Coupling::Coupled => " --group auto",
+            Coupling::Uncoupled => " --group none",
+        }
+    }
+
+    /// What the label adds.
+    fn label(self) -> &'static str {
+        match self {
+            Coupling::EngineDefault => "",
+            Coupling::Coupled => ", flows coupled (--group auto)",
+            Coupling::Uncoupled => ", flows uncoupled (--group none)",
+        }
+    }
+}
+
 /// An alcc controller above kernel TCP.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AlccScheme {
@@ -34,11 +80,17 @@ pub struct AlccScheme {
     pub underlay: String,
     /// Kernel, or framed when the controller needs a receiver.
     pub mode: RunMode,
+    /// Whether its flows are coupled (the `+coupled`/`+uncoupled` suffix).
+    pub coupling: Coupling,
 }
 
 impl AlccScheme {
-    /// Parses the text after `alcc-`: `CC` or `CC@UNDERLAY`.
+    /// Parses the text after `alcc-`: `CC` or `CC@UNDERLAY`, then `+coupled` or `+uncoupled`.
     pub fn parse(rest: &str) -> Result<AlccScheme, String> {
+        let (rest, coupling) = match rest.split_once('+') {
+            Some((r, suffix)) => (r, Coupling::parse(suffix)?),
+            None => (rest, Coupling::EngineDefault),
+        };
         let (cc, underlay) = rest.rsplit_once('@').unwrap_or((rest, DEFAULT_UNDERLAY));
         if !is_cc_spec(cc) {
             return Err(format!("`{cc}` is not a controller spec (like copa or copa:delta=0.5)"));
@@ -56,7 +108,22 @@ impl AlccScheme {
             Ok(e) if e.needs_receiver() => RunMode::Framed,
             _ => RunMode::Kernel,
         };
-        Ok(AlccScheme { cc: cc.to_string(), underlay: underlay.to_string(), mode })
+        Ok(AlccScheme { cc: cc.to_string(), underlay: underlay.to_string(), mode, coupling })
+    }
+
+    /// The label without the coupling.
+    fn label_of_controller(&self) -> String {
+        if is_none(&self.cc) {
+            return format!("kernel {} written through alcc's engine, no controller", self.underlay);
+        }
+        match self.underlay.parse::<alcc::Underlay>() {
+            Ok(alcc::Underlay::Alcc(p)) => format!(
+                "alcc's {} above alcc's BPF kernel congestion control, {p} policy ({} mode)",
+                self.cc,
+                self.mode.as_str()
+            ),
+            _ => format!("alcc's {} above kernel {} ({} mode)", self.cc, self.underlay, self.mode.as_str()),
+        }
     }
 }
 
@@ -78,23 +145,13 @@ impl Kind for AlccScheme {
     }
 
     fn label(&self) -> String {
-        if is_none(&self.cc) {
-            return format!("kernel {} written through alcc's engine, no controller", self.underlay);
-        }
-        match self.underlay.parse::<alcc::Underlay>() {
-            Ok(alcc::Underlay::Alcc(p)) => format!(
-                "alcc's {} above alcc's BPF kernel congestion control, {p} policy ({} mode)",
-                self.cc,
-                self.mode.as_str()
-            ),
-            _ => format!("alcc's {} above kernel {} ({} mode)", self.cc, self.underlay, self.mode.as_str()),
-        }
+        self.label_of_controller() + self.coupling.label()
     }
 
     fn server(&self, run: &RunContext) -> String {
         let http = if self.mode == RunMode::Kernel { " --http" } else { "" };
         format!(
-            "{} serve --port {} --cc {} --underlay {} --mode {} --bytes {}{http} --count 1 --seconds {} \
+            "{} serve --port {} --cc {} --underlay {} --mode {} --bytes {}{http}{} --count {} --seconds {} \
              --telemetry {} --rusage {}",
             run.alcc_q(),
             run.port,
@@ -102,6 +159,8 @@ impl Kind for AlccScheme {
             shell_quote(&self.underlay),
             self.mode.as_str(),
             run.offer_bytes,
+            self.coupling.serve_option(),
+            run.clients,
             run.server_seconds,
             run.quoted(&run.telemetry()),
             run.quoted(&run.rusage())
@@ -127,6 +186,12 @@ impl Kind for AlccScheme {
         }
     }
 
+    /// curl from a fixed port, asking for the flow's weight (kernel mode only: framed mode's
+    /// client is `alcc get`).
+    fn flow_client(&self, run: &RunContext, local_port: u16, weight: Option<f64>) -> Option<Client> {
+        (self.mode == RunMode::Kernel).then(|| Client::curl_flow(run, local_port, weight))
+    }
+
     fn warning(&self) -> Option<String> {
         if is_none(&self.cc) {
             return None;
@@ -135,6 +200,9 @@ impl Kind for AlccScheme {
     }
 
     fn upload(&self) -> Result<Box<dyn Transfer + '_>, String> {
+        if self.coupling != Coupling::EngineDefault {
+            return Err("`+coupled`/`+uncoupled` choose the download server's flow groups".into());
+        }
         Ok(Box::new(AlccUpload(self)))
     }
 }
@@ -200,6 +268,8 @@ mod tests {
             port: 9000,
             offer_bytes: 100,
             server_seconds: 22.0,
+            clients: 1,
+            server: 0,
         }
     }
 
@@ -227,6 +297,29 @@ mod tests {
         let s = AlccScheme::parse("none@reno").unwrap();
         assert_eq!((s.mode, s.warning()), (RunMode::Kernel, None));
         assert_eq!(s.label(), "kernel reno written through alcc's engine, no controller");
+    }
+
+    #[test]
+    fn the_suffix_chooses_the_flow_groups() {
+        let s = AlccScheme::parse("copa@reno+uncoupled").unwrap();
+        assert_eq!((s.cc.as_str(), s.underlay.as_str(), s.coupling), ("copa", "reno", Coupling::Uncoupled));
+        assert!(s.server(&run()).contains("--http --group none --count 1"), "{}", s.server(&run()));
+        assert_eq!(s.label(), "alcc's copa above kernel reno (kernel mode), flows uncoupled (--group none)");
+        let s = AlccScheme::parse("copa+coupled").unwrap();
+        assert_eq!((s.underlay.as_str(), s.coupling), ("cubic", Coupling::Coupled));
+        assert!(s.server(&run()).contains("--http --group auto --count 1"));
+        assert!(s.upload().is_err());
+        // No suffix: the engine's default, no option.
+        assert!(!AlccScheme::parse("copa").unwrap().server(&run()).contains("--group"));
+        assert!(AlccScheme::parse("copa+loosely").unwrap_err().contains("+coupled"));
+        // Several flows: curl from a fixed port with the weight; framed mode cannot.
+        let c = s.flow_client(&run(), 40001, Some(2.0)).unwrap();
+        assert_eq!(
+            c.command,
+            "curl -sS -o /dev/null --local-port 40001 --max-time 20 \"http://$ALCC_SERVER:9000/?weight=2\""
+        );
+        assert!(AlccScheme::parse("sprout").unwrap().flow_client(&run(), 1, None).is_none());
+        assert!(s.runs_several_flows());
     }
 
     #[test]

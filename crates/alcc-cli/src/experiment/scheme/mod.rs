@@ -113,6 +113,11 @@ pub struct RunContext<'a> {
     /// How long the server serves before it stops by itself, seconds (the download plus a
     /// grace period, for a server that never notices that the client left).
     pub server_seconds: f64,
+    /// How many clients the server serves before it exits (1 but in a run of several flows).
+    pub clients: u64,
+    /// Which server process of the run this is (0, or 1 for a workload's second server): its
+    /// files are `telemetry-1.jsonl`, `rusage-1.json`.
+    pub server: usize,
 }
 
 impl RunContext<'_> {
@@ -128,12 +133,19 @@ impl RunContext<'_> {
 
     /// Where the sender writes its telemetry (JSON lines).
     pub fn telemetry(&self) -> PathBuf {
-        self.dir.join("telemetry.jsonl")
+        self.dir.join(format!("telemetry{}.jsonl", self.suffix()))
     }
 
     /// Where the sender writes its getrusage at exit; the client waits for this file.
     pub fn rusage(&self) -> PathBuf {
-        self.dir.join("rusage.json")
+        self.dir.join(format!("rusage{}.json", self.suffix()))
+    }
+
+    fn suffix(&self) -> String {
+        match self.server {
+            0 => String::new(),
+            k => format!("-{k}"),
+        }
     }
 }
 
@@ -152,6 +164,20 @@ impl Client {
         Client {
             command: format!(
                 "curl -sS -o /dev/null --max-time {} \"http://$ALCC_SERVER:{}/\"",
+                run.duration_s, run.port
+            ),
+            deadline_status: 28,
+        }
+    }
+
+    /// `curl` as one of several flows: from the fixed `local_port` (the emulator's flow log
+    /// tells the flows apart by it), asking for `weight` as `/?weight=W` when given (alcc's
+    /// server sets that connection's priority weight; docs/experiment-format.md).
+    pub fn curl_flow(run: &RunContext, local_port: u16, weight: Option<f64>) -> Client {
+        let query = weight.map(|w| format!("?weight={w}")).unwrap_or_default();
+        Client {
+            command: format!(
+                "curl -sS -o /dev/null --local-port {local_port} --max-time {} \"http://$ALCC_SERVER:{}/{query}\"",
                 run.duration_s, run.port
             ),
             deadline_status: 28,
@@ -232,6 +258,25 @@ pub trait Kind {
     fn client(&self, run: &RunContext) -> Client;
     /// What must be installed for its runs.
     fn needs(&self) -> Vec<Need>;
+    /// Flow `local_port - base` of several (see [`Client::curl_flow`]): `None` when its client
+    /// cannot be one of several (it is not curl).
+    fn flow_client(&self, _run: &RunContext, _local_port: u16, _weight: Option<f64>) -> Option<Client> {
+        None
+    }
+    /// Whether it runs several flows in one run ([`Kind::flow_client`] gives a client).
+    fn runs_several_flows(&self) -> bool {
+        let run = RunContext {
+            alcc: Path::new("alcc"),
+            dir: Path::new("."),
+            duration_s: 1.0,
+            port: 1,
+            offer_bytes: 1,
+            server_seconds: 1.0,
+            clients: 2,
+            server: 0,
+        };
+        self.flow_client(&run, 1, None).is_some()
+    }
     /// Why every run of it will fail although the sweep goes on (an unregistered controller).
     fn warning(&self) -> Option<String> {
         None

@@ -55,11 +55,12 @@ impl Kind for PlainTcp {
 
     fn server(&self, run: &RunContext) -> String {
         format!(
-            "{} serve-plain --port {} --underlay {} --bytes {} --http --count 1 --seconds {} --rusage {}",
+            "{} serve-plain --port {} --underlay {} --bytes {} --http --count {} --seconds {} --rusage {}",
             run.alcc_q(),
             run.port,
             shell_quote(&self.kernel),
             run.offer_bytes,
+            run.clients,
             run.server_seconds,
             run.quoted(&run.rusage())
         )
@@ -71,6 +72,11 @@ impl Kind for PlainTcp {
 
     fn needs(&self) -> Vec<Need> {
         curl_need()
+    }
+
+    /// curl from a fixed port; no weight is asked for (the plain server has none to give).
+    fn flow_client(&self, run: &RunContext, local_port: u16, _weight: Option<f64>) -> Option<Client> {
+        Some(Client::curl_flow(run, local_port, None))
     }
 
     fn upload(&self) -> Result<Box<dyn Transfer + '_>, String> {
@@ -138,6 +144,8 @@ mod tests {
             port: 9000,
             offer_bytes: 100,
             server_seconds: 22.0,
+            clients: 1,
+            server: 0,
         };
         let k = PlainTcp::parse("bbr").unwrap();
         assert_eq!(
@@ -159,6 +167,8 @@ mod tests {
             port: 9000,
             offer_bytes: 100,
             server_seconds: 22.0,
+            clients: 1,
+            server: 0,
         };
         let k = PlainTcp::parse("reno").unwrap();
         let up = k.upload().unwrap();

@@ -298,6 +298,8 @@ mod tests {
             port: 9000,
             offer_bytes: 100,
             server_seconds: 22.0,
+            clients: 1,
+            server: 0,
         }
     }
 

@@ -89,6 +89,8 @@ mod tests {
             port: 9000,
             offer_bytes: 100,
             server_seconds: 10.0,
+            clients: 1,
+            server: 0,
         };
         let k = UdpScheme::parse("copa").unwrap();
         assert_eq!(
