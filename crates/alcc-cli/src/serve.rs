@@ -7,7 +7,7 @@
 //! `--mode framed` frames every chunk for an `alcc get --mode framed` client, which answers
 //! with ACK frames (and Sprout's forecasts): any controller, Sprout included, runs.
 //! `--mode udp` sends the same frames as UDP datagrams (no retransmission) to an
-//! `alcc get --mode udp` client, one client at a time.
+//! `alcc get --mode udp` client, one client at a time (the next one waits).
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -294,21 +294,17 @@ fn serve(args: ServeArgs) -> Result<()> {
     Ok(())
 }
 
-/// UDP mode: one client at a time on a UDP socket bound to `bind`.
+/// UDP mode: one client at a time on a UDP port bound to `bind`. The port keeps listening
+/// while a client is served ([`alcc::AlccUdpListener`]): the next client's start request
+/// waits in its queue instead of being refused.
 fn serve_udp(args: &ServeArgs, bind: &str, options: &Options, size: u64) -> Result<()> {
-    let mut socket = Some(std::net::UdpSocket::bind(bind).with_context(|| format!("binding {bind}"))?);
-    let local = socket.as_ref().map(|s| s.local_addr()).transpose()?.context("no socket")?;
-    println!("alcc serve: listening (udp) on {local}");
+    let mut listener = alcc::AlccUdpListener::bind(bind).with_context(|| format!("binding {bind}"))?;
+    println!("alcc serve: listening (udp) on {}", listener.local_addr());
     io::stdout().flush()?;
     let telemetry = args.telemetry.as_deref().map(Telemetry::create).transpose()?;
     let mut served = 0u64;
     while args.count.is_none_or(|c| served < c) {
-        // The socket of the last client is connected to it: wait on a fresh one.
-        let s = match socket.take() {
-            Some(s) => s,
-            None => std::net::UdpSocket::bind(local).with_context(|| format!("binding {local}"))?,
-        };
-        let (stream, peer) = match AlccStream::accept_udp(s, options) {
+        let (stream, peer) = match listener.accept(options) {
             Ok(x) => x,
             Err(e) => {
                 eprintln!("alcc serve: accept: {e}");

@@ -86,6 +86,7 @@ pub mod sys;
 #[cfg(feature = "tokio")]
 pub mod tokio_io;
 mod transport;
+pub mod udp_listener;
 pub mod underlay;
 pub mod wire;
 
@@ -102,4 +103,5 @@ pub use step_latency::{Percentiles, StepLatency};
 pub use stream::{driver_stats, AlccStream, DriverStats, InfoHandle};
 #[cfg(feature = "tokio")]
 pub use tokio_io::{AsyncAlccListener, AsyncAlccStream};
+pub use udp_listener::AlccUdpListener;
 pub use underlay::{Policy, Underlay};

@@ -131,21 +131,22 @@ impl AlccStream {
     /// connects the socket to that client and sends to it under `options` (one client per
     /// socket). Datagrams that are not a valid request are ignored while waiting.
     pub fn accept_udp(socket: UdpSocket, options: &Options) -> Result<(AlccStream, SocketAddr)> {
+        // Refused specs fail before anything is read.
+        Control::build(&options.cc, options, Mode::Udp)?;
+        Transport::udp(&options.cc)?;
+        let peer = wait_hello(&socket, |_| true)?;
+        socket.connect(peer)?;
+        Ok((AlccStream::start_udp(socket, options)?, peer))
+    }
+
+    /// The sending side of UDP mode on `socket`, already connected to its client, whose
+    /// start request was read (by [`AlccStream::accept_udp`] or [`crate::AlccUdpListener`]).
+    pub(crate) fn start_udp(socket: UdpSocket, options: &Options) -> Result<AlccStream> {
         let options = Options { mode: Mode::Udp, ..options.clone() };
         let control = Control::build(&options.cc, &options, Mode::Udp)?;
         let transport = Transport::udp(&options.cc)?;
-        let mut buf = [0u8; 2048];
-        let peer = loop {
-            let (n, peer) = socket.recv_from(&mut buf)?;
-            if matches!(parse_datagram(&buf[..n]), Ok(Frame::Hello { .. })) {
-                break peer;
-            }
-        };
-        socket.connect(peer)?;
         socket.set_nonblocking(true)?;
-        let stream =
-            AlccStream::start(socket.into(), &options, control, transport, (FlowUnderlay::Kernel, "udp"))?;
-        Ok((stream, peer))
+        AlccStream::start(socket.into(), &options, control, transport, (FlowUnderlay::Kernel, "udp"))
     }
 
     /// Prepares the socket `fd` (already configured but for the controller, with `underlay`
@@ -541,6 +542,21 @@ impl AlccStream {
 impl AsRawFd for AlccStream {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
+    }
+}
+
+/// Reads datagrams from `socket` until a start request (`Hello`) from a peer that `wanted`
+/// accepts; returns that peer. Other datagrams are ignored.
+pub(crate) fn wait_hello(
+    socket: &UdpSocket,
+    mut wanted: impl FnMut(SocketAddr) -> bool,
+) -> io::Result<SocketAddr> {
+    let mut buf = [0u8; 2048];
+    loop {
+        let (n, peer) = socket.recv_from(&mut buf)?;
+        if matches!(parse_datagram(&buf[..n]), Ok(Frame::Hello { .. })) && wanted(peer) {
+            return Ok(peer);
+        }
     }
 }
 

@@ -727,10 +727,8 @@ pub fn tcp_socket_for(addr: &std::net::SocketAddr) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// connect(2) of a socket from [`tcp_socket_for`] to `addr`, blocking until the handshake is
-/// done (or refused). Interrupted by a signal, the handshake goes on in the kernel: then this
-/// waits for it and returns its outcome (SO_ERROR).
-pub fn connect(fd: RawFd, addr: &std::net::SocketAddr) -> io::Result<()> {
+/// `addr` as the kernel's sockaddr, with its length.
+fn sockaddr_of(addr: &std::net::SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     // SAFETY: all-zero is a valid sockaddr_storage.
     let mut storage: libc::sockaddr_storage = unsafe { mem::zeroed() };
     let len = match addr {
@@ -758,10 +756,16 @@ pub fn connect(fd: RawFd, addr: &std::net::SocketAddr) -> io::Result<()> {
             mem::size_of::<libc::sockaddr_in6>()
         }
     };
+    (storage, len as libc::socklen_t)
+}
+
+/// connect(2) of a socket from [`tcp_socket_for`] to `addr`, blocking until the handshake is
+/// done (or refused). Interrupted by a signal, the handshake goes on in the kernel: then this
+/// waits for it and returns its outcome (SO_ERROR).
+pub fn connect(fd: RawFd, addr: &std::net::SocketAddr) -> io::Result<()> {
+    let (storage, len) = sockaddr_of(addr);
     // SAFETY: `storage` holds a valid address of `len` bytes and outlives the call.
-    let ret = unsafe {
-        libc::connect(fd, (&storage as *const libc::sockaddr_storage).cast(), len as libc::socklen_t)
-    };
+    let ret = unsafe { libc::connect(fd, (&storage as *const libc::sockaddr_storage).cast(), len) };
     match cvt(ret) {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::Interrupted => {
@@ -773,6 +777,23 @@ pub fn connect(fd: RawFd, addr: &std::net::SocketAddr) -> io::Result<()> {
         }
         Err(e) => Err(e),
     }
+}
+
+/// A UDP socket bound to `addr` with SO_REUSEADDR, non-blocking off. Several such sockets
+/// share one port: an unconnected one receives from every peer, one connected to a peer
+/// receives that peer's datagrams (the kernel prefers the connected socket), which is how
+/// [`crate::AlccUdpListener`] keeps listening while each flow has its own socket.
+pub fn udp_socket_shared(addr: &std::net::SocketAddr) -> io::Result<OwnedFd> {
+    let family = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
+    // SAFETY: plain syscall; the descriptor it returns is owned by nobody else.
+    let fd = cvt(unsafe { libc::socket(family, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: `fd` was just created and is valid.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    set_int(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+    let (storage, len) = sockaddr_of(addr);
+    // SAFETY: `storage` holds a valid address of `len` bytes and outlives the call.
+    cvt(unsafe { libc::bind(fd.as_raw_fd(), (&storage as *const libc::sockaddr_storage).cast(), len) })?;
+    Ok(fd)
 }
 
 /// A descriptor someone else owns, watched by tokio's reactor (the `tokio` feature).

@@ -246,3 +246,39 @@ fn the_connecting_side_can_send_and_the_accepting_side_receive() {
     let e = AlccReceiver::from_tcp(tcp, &Options::default()).unwrap_err();
     assert!(e.to_string().contains("framed mode"), "{e}");
 }
+
+/// Found by the soak (bench/soak.sh): after a complete transfer, a sender that closed with
+/// the receiver's last report frames unread reset the connection (the kernel's answer to
+/// unread data), and the receiver's `close` then failed with ENOTCONN although it had every
+/// byte and the sender every ACK. Now that close succeeds; a reset before the end still
+/// fails the read.
+#[test]
+fn close_after_the_whole_stream_succeeds_when_the_finished_sender_reset() {
+    use alcc::wire::{DataHeader, Frame};
+    use std::net::TcpListener;
+    use std::os::fd::AsRawFd;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let sender = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut bytes = Vec::new();
+        Frame::Hello { spec: "fixed:window=10".into() }.encode(&mut bytes).unwrap();
+        let header =
+            DataHeader { seq: 0, send_time: alcc_cc::Time::from_micros(0), time_to_next: None, len: 3 };
+        Frame::Data { header, payload: b"abc".to_vec() }.encode(&mut bytes).unwrap();
+        s.write_all(&bytes).unwrap();
+        s.shutdown(Shutdown::Write).unwrap();
+        // The ACK of the data frame: the receiver got everything.
+        let mut ack = [0u8; 1];
+        s.read_exact(&mut ack).unwrap();
+        alcc::sys::set_linger_zero(s.as_raw_fd()).unwrap();
+    });
+    let mut r = AlccReceiver::connect(addr, &framed("fixed:window=10")).unwrap();
+    let mut got = Vec::new();
+    r.read_to_end(&mut got).unwrap();
+    assert_eq!(got, b"abc");
+    sender.join().unwrap();
+    // The reset has arrived.
+    thread::sleep(Duration::from_millis(100));
+    r.close(Some(Duration::from_secs(5))).unwrap();
+}

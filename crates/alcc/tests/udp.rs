@@ -157,3 +157,38 @@ fn duplicates_are_dropped_and_a_short_stream_does_not_end_cleanly() {
     let mut buf = [0u8; 8];
     assert_eq!(io::Read::read(&mut r, &mut buf).unwrap(), 0, "then the end");
 }
+
+/// Found by the soak (bench/soak.sh): a UDP-mode server that hands its only socket to the
+/// flow it serves has nothing listening meanwhile, so a second client's start request drew
+/// ICMP port unreachable and that client failed at once with "connection refused". An
+/// `AlccUdpListener` keeps listening: the second client waits, then gets its bytes; the
+/// first client's repeated start requests, queued while the server was busy, start nothing.
+#[test]
+fn a_udp_listener_keeps_listening_while_it_serves_and_ignores_repeated_requests() {
+    let mut listener = alcc::AlccUdpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr();
+    let client = move || {
+        let mut s = AlccReceiver::connect(addr, &udp("none")).unwrap();
+        let port = s.local_addr().unwrap().port();
+        (port, read_all(&mut s))
+    };
+    let a = thread::spawn(client);
+    // Nobody answers for 700 ms: A repeats its start request every 200 ms, and the copies
+    // wait in the listening socket's queue.
+    thread::sleep(Duration::from_millis(700));
+    let (mut flow_a, peer_a) = listener.accept(&udp("fixed:window=40")).unwrap();
+    let b = thread::spawn(client);
+    // B asks while A's flow holds the port.
+    thread::sleep(Duration::from_millis(300));
+    let total = 1 << 20;
+    let sum_a = write_pattern(&mut flow_a, total).unwrap();
+    flow_a.close(Some(Duration::from_secs(60))).unwrap();
+    let (mut flow_b, peer_b) = listener.accept(&udp("fixed:window=40")).unwrap();
+    assert_ne!(peer_b, peer_a, "a repeated start request of A started a second flow");
+    let sum_b = write_pattern(&mut flow_b, total).unwrap();
+    flow_b.close(Some(Duration::from_secs(60))).unwrap();
+    let (port_a, got_a) = a.join().unwrap();
+    let (port_b, got_b) = b.join().unwrap();
+    assert_eq!((port_a, got_a.unwrap()), (peer_a.port(), (total, sum_a)));
+    assert_eq!((port_b, got_b.unwrap()), (peer_b.port(), (total, sum_b)));
+}

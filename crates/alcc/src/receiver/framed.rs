@@ -57,6 +57,8 @@ pub(crate) struct FramedReceiver {
     out_at: usize,
     delivered: u64,
     eof: bool,
+    /// The reader got the end of the stream (`Ok(0)`), the last ACKs delivered before it.
+    end_read: bool,
     failed: Failure,
     frames: u64,
     reports: u64,
@@ -79,6 +81,7 @@ impl FramedReceiver {
             out_at: 0,
             delivered: 0,
             eof: false,
+            end_read: false,
             failed: Failure::default(),
             frames: 0,
             reports: 0,
@@ -118,6 +121,7 @@ impl FramedReceiver {
             if self.eof {
                 // The sender waits for the last ACKs before it finishes: deliver them.
                 self.flush_blocking(deadline)?;
+                self.end_read = true;
                 return Ok(0);
             }
             if self.backlog() >= MAX_FEEDBACK_BACKLOG {
@@ -163,6 +167,12 @@ impl FramedReceiver {
                 Err(e) => return Err(self.fail(e)),
             }
         }
+    }
+
+    /// Whether the reader got the end of the stream, after the ACKs of every data frame
+    /// were handed to the kernel: from then on the sender may finish and go.
+    pub fn end_read(&self) -> bool {
+        self.end_read
     }
 
     /// Sends whatever ACKs are pending, waiting up to `timeout` for room.

@@ -1,0 +1,71 @@
+//! [`AlccUdpListener`]: a UDP-mode server's port that keeps listening while it serves. Each
+//! client that asks to start gets a socket of its own on the same port, connected to it; the
+//! listening socket stays unconnected, so the start requests of clients that arrive
+//! meanwhile wait in its queue (as TCP's listen backlog holds connections) instead of being
+//! answered with ICMP port unreachable, which a client reads as "connection refused".
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::time::{Duration, Instant};
+
+use crate::error::Result;
+use crate::options::Options;
+use crate::stream::{wait_hello, AlccStream};
+use crate::sys;
+
+/// How long a started peer's further start requests are ignored. A client repeats its
+/// request every 200 ms until the first datagram arrives, so copies of it can wait in the
+/// listening queue behind it; they must not start a second flow to the same client.
+pub const REPEATED_REQUEST_WINDOW: Duration = Duration::from_secs(60);
+
+/// A UDP port whose clients each get their own flow (one socket per client, SO_REUSEADDR).
+#[derive(Debug)]
+pub struct AlccUdpListener {
+    socket: UdpSocket,
+    local: SocketAddr,
+    started: HashMap<SocketAddr, Instant>,
+}
+
+impl AlccUdpListener {
+    /// Binds to `addr` (port 0 picks a free port).
+    pub fn bind(addr: impl ToSocketAddrs) -> Result<AlccUdpListener> {
+        let mut last = None;
+        for addr in addr.to_socket_addrs()? {
+            match sys::udp_socket_shared(&addr) {
+                Ok(fd) => {
+                    let socket = UdpSocket::from(fd);
+                    let local = socket.local_addr()?;
+                    return Ok(AlccUdpListener { socket, local, started: HashMap::new() });
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to bind")).into())
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Bounds how long [`accept`](Self::accept) waits (`None`: forever); then `WouldBlock`
+    /// or `TimedOut`.
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.socket.set_read_timeout(timeout)
+    }
+
+    /// Waits for a client's start request and sends to that client under `options`, on a
+    /// socket of its own. Repeated requests of a client started within
+    /// [`REPEATED_REQUEST_WINDOW`] are ignored.
+    pub fn accept(&mut self, options: &Options) -> Result<(AlccStream, SocketAddr)> {
+        let now = Instant::now();
+        self.started.retain(|_, at| now.duration_since(*at) < REPEATED_REQUEST_WINDOW);
+        let started = &self.started;
+        let peer = wait_hello(&self.socket, |p| !started.contains_key(&p))?;
+        self.started.insert(peer, Instant::now());
+        let socket = UdpSocket::from(sys::udp_socket_shared(&self.local)?);
+        socket.connect(peer)?;
+        Ok((AlccStream::start_udp(socket, options)?, peer))
+    }
+}
