@@ -17,5 +17,7 @@ ${CARGO:-cargo} test --workspace --release
 ${CARGO:-cargo} test --release -p alcc --features tokio --test tokio_server
 .venv/bin/python -m pytest -q python/tests
 (cd java && ${MVN:-mvn -B -q} verify)
+# The soak's CI form (bench/soak.sh: 300 transfers over loopback and the emulator, about 35 s).
+./bench/soak.sh --quick
 ./scripts/test-uplink-quick.sh
 ./scripts/test-paper-quick.sh
