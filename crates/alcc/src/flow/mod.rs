@@ -296,7 +296,13 @@ impl Flow {
                     return Ok(Some(now + STALL_POLL));
                 }
             };
-            let Some(payload) = st.queue.front(usize::try_from(len).unwrap_or(usize::MAX)) else {
+            let len = usize::try_from(len).unwrap_or(usize::MAX);
+            let front = if self.transport.takes_file_slices(len) {
+                st.queue.front(len)
+            } else {
+                st.queue.front_read(len)?
+            };
+            let Some(payload) = front else {
                 return Ok(None);
             };
             let chunk = OutChunk {

@@ -104,6 +104,10 @@ pub(crate) fn shrank() -> io::Error {
     )
 }
 
+/// How much of a file range [`SendQueue::front_read`] reads at once: one pread(2) serves
+/// many small chunks (44 segments of 1448 bytes).
+pub(crate) const READ_AHEAD: usize = 64 << 10;
+
 /// The flow's queue: bytes and file ranges, in order, up to a capacity.
 ///
 /// The capacity bounds the bytes the application copied in (memory) and, through
@@ -116,6 +120,10 @@ pub(crate) struct SendQueue {
     /// Bytes queued, file ranges included.
     len: u64,
     capacity: u64,
+    /// Bytes read ahead from the front file range, from its current offset on
+    /// (`ahead[ahead_at..]`), for [`front_read`](Self::front_read).
+    ahead: Vec<u8>,
+    ahead_at: usize,
 }
 
 impl SendQueue {
@@ -187,6 +195,25 @@ impl SendQueue {
         }
     }
 
+    /// Like [`front`](Self::front), but a file range's bytes come as bytes: read from the
+    /// file [`READ_AHEAD`] at a time (at most what the range holds) into the queue's buffer,
+    /// so that a transport that needs the bytes, or a chunk too small for sendfile to pay,
+    /// costs no system call of its own. An error if the file ends before the range does.
+    pub fn front_read(&mut self, len: usize) -> io::Result<Option<Payload<'_>>> {
+        let Some(Piece::File(r)) = self.pieces.front() else {
+            return Ok(self.front(len));
+        };
+        if self.ahead_at >= self.ahead.len() {
+            let want = usize::try_from(r.len).unwrap_or(usize::MAX).min(READ_AHEAD);
+            self.ahead.clear();
+            self.ahead_at = 0;
+            let slice = FileSlice { fd: r.file.as_raw_fd(), offset: r.offset, len: want };
+            Payload::File(slice).append_to(&mut self.ahead)?;
+        }
+        let have = &self.ahead[self.ahead_at..];
+        Ok(Some(Payload::Bytes([&have[..len.min(have.len())], &[]])))
+    }
+
     /// Drops the first `n` bytes (they went to the kernel), across pieces.
     pub fn consume(&mut self, mut n: u64) {
         while n > 0 {
@@ -202,6 +229,12 @@ impl SendQueue {
                     let t = r.len.min(n);
                     r.offset += t;
                     r.len -= t;
+                    // What was read ahead starts at the range's offset: it moves along.
+                    self.ahead_at = self.ahead_at.saturating_add(t as usize);
+                    if self.ahead_at >= self.ahead.len() || r.len == 0 {
+                        self.ahead.clear();
+                        self.ahead_at = 0;
+                    }
                     t
                 }
             };
@@ -283,6 +316,38 @@ mod tests {
     }
 
     #[test]
+    fn a_range_is_read_ahead_once_for_many_small_chunks() {
+        let content: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut q = SendQueue::new(8);
+        q.push_file(FileRange { file: file_of(&content), offset: 10, len: 150_000 });
+        assert_eq!(q.push(b"tail"), 0, "full");
+        let mut got = Vec::new();
+        while let Some(p) = q.front_read(1448).unwrap() {
+            let Payload::Bytes([a, b]) = p else { panic!("a file slice from front_read") };
+            assert!(b.is_empty() && !a.is_empty() && a.len() <= 1448);
+            got.extend_from_slice(a);
+            let n = a.len() as u64;
+            // The buffer holds at most READ_AHEAD bytes, from the range's offset on.
+            assert!(q.ahead.len() <= READ_AHEAD);
+            q.consume(n);
+        }
+        assert_eq!(got, &content[10..150_010]);
+        assert!(q.ahead.is_empty(), "the buffer goes with the range");
+        // Mixed with front: a part sent by sendfile moves the read-ahead along.
+        q.push_file(FileRange { file: file_of(&content), offset: 0, len: 5000 });
+        assert_eq!(front_bytes(&q, 10), &content[..10]);
+        assert!(matches!(q.front_read(10).unwrap(), Some(Payload::Bytes([a, _])) if a == &content[..10]));
+        q.consume(4000);
+        assert!(
+            matches!(q.front_read(2000).unwrap(), Some(Payload::Bytes([a, _])) if a == &content[4000..5000])
+        );
+        q.consume(1000);
+        assert!(q.ahead.is_empty());
+        assert_eq!(q.push(b"xy"), 2);
+        assert!(matches!(q.front_read(10).unwrap(), Some(Payload::Bytes([a, _])) if a == b"xy"));
+    }
+
+    #[test]
     fn a_range_past_the_end_of_its_file_is_an_error() {
         let mut q = SendQueue::new(8);
         q.push_file(FileRange { file: file_of(b"abc"), offset: 1, len: 5 });
@@ -297,7 +362,7 @@ mod tests {
         /// The queue behaves as a bounded FIFO of bytes, however it wraps and whatever mix of
         /// written bytes and file ranges it holds.
         #[test]
-        fn queue_is_a_fifo(ops in proptest::collection::vec((0u8..3, 0usize..40), 1..100)) {
+        fn queue_is_a_fifo(ops in proptest::collection::vec((0u8..4, 0usize..40), 1..100)) {
             let content: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37)).collect();
             let file = file_of(&content);
             let mut q = SendQueue::new(32);
@@ -318,8 +383,19 @@ mod tests {
                         prop_assert_eq!(took, if model.len() >= 32 { 0 } else { len as u64 });
                         model.extend(&content[at..at + took as usize]);
                     }
-                    _ => {
+                    2 => {
                         let got = front_bytes(&q, n);
+                        let want: Vec<u8> = model.iter().take(got.len()).copied().collect();
+                        prop_assert_eq!(&got, &want);
+                        prop_assert!(!got.is_empty() || n == 0 || model.is_empty());
+                        q.consume(got.len() as u64);
+                        model.drain(..got.len());
+                    }
+                    _ => {
+                        let mut got = Vec::new();
+                        if let Some(p) = q.front_read(n).unwrap() {
+                            p.append_to(&mut got).unwrap();
+                        }
                         let want: Vec<u8> = model.iter().take(got.len()).copied().collect();
                         prop_assert_eq!(&got, &want);
                         prop_assert!(!got.is_empty() || n == 0 || model.is_empty());

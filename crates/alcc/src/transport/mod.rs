@@ -114,6 +114,15 @@ impl Transport {
         !matches!(self, Transport::Kernel(_))
     }
 
+    /// Whether a chunk of `len` bytes of a file range should reach [`send`](Self::send) as a
+    /// part of the file (kernel mode's sendfile) rather than as bytes read ahead from it.
+    pub fn takes_file_slices(&self, len: usize) -> bool {
+        match self {
+            Transport::Kernel(t) => t.takes_file_slices(len),
+            Transport::Framed(_) | Transport::Udp(_) => false,
+        }
+    }
+
     /// The most application bytes one chunk may carry on this transport, if it limits them.
     pub fn payload_limit(&self) -> Option<u64> {
         match self {
