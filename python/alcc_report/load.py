@@ -2,7 +2,11 @@
 
 ``results.csv`` (one row per run, complete or failed) is the index; each run's directory
 ``runs/TRACE/SCHEME/run-K/`` holds its time series (``series.csv``), one-way delay samples
-(``delays.csv``) and sender telemetry (``telemetry.jsonl``). Every reader validates what it reads
+(``delays.csv``) and sender telemetry (``telemetry.jsonl``). A run with a workload (several
+flows, cross traffic) is in ``runs/TRACE/WORKLOAD/SCHEME/run-K/`` and also holds its per-flow
+figures (``flows.csv``, ``flow-series.csv``); its ``trace`` is read as ``TRACE/WORKLOAD`` (the
+link's own name stays in ``link``), so that every per-trace table and figure is one per link
+and workload. Every reader validates what it reads
 and raises :class:`~alcc_report.errors.ReportError` naming the file, line and field of the first
 problem. A per-run file that is absent is not an error: the reader returns ``None`` and the
 report says what is missing.
@@ -51,7 +55,37 @@ METRIC_COLUMNS = RESULT_COLUMNS[RESULT_COLUMNS.index("duration_s") : RESULT_COLU
 
 #: Columns newer harnesses write that the report reads when present, with the value it uses for
 #: results written before them.
-OPTIONAL_COLUMNS = {"label": "", "load_avg": math.nan, "direction": "down"}
+OPTIONAL_COLUMNS = {
+    "label": "",
+    "load_avg": math.nan,
+    "direction": "down",
+    "workload": "",
+    "flows": 1.0,
+    "flows_throughput_mbps": math.nan,
+    "flows_delay_p95_ms": math.nan,
+    "jain_index": math.nan,
+    "jain_weighted_index": math.nan,
+}
+
+#: The optional columns that hold numbers.
+OPTIONAL_NUMBERS = [c for c, default in OPTIONAL_COLUMNS.items() if isinstance(default, float)]
+
+#: The numeric columns of a run's ``flows.csv`` (``flow`` is its name).
+FLOW_COLUMNS = [
+    "weight",
+    "start_s",
+    "end_s",
+    "bytes",
+    "throughput_mbps",
+    "share",
+    "weight_share",
+    "delay_p50_ms",
+    "delay_p95_ms",
+    "loss",
+]
+
+#: The numeric columns of a run's ``flow-series.csv`` (and ``flow``, the flow's name).
+FLOW_SERIES_COLUMNS = ["start_s", "throughput_mbps", "delay_p95_ms"]
 
 #: The columns of a run's ``series.csv`` (500 ms bins; an empty delay cell = no packet).
 SERIES_COLUMNS = [
@@ -161,8 +195,9 @@ def load_results(path: Path) -> pd.DataFrame:
             raise ReportError(f"{path}: line {line}, field run: {cells['run']!r} is not an integer") from None
         for column in METRIC_COLUMNS:
             record[column] = _number(cells[column], path, line, column)
-        if "load_avg" in cells:
-            record["load_avg"] = _number(cells["load_avg"], path, line, "load_avg")
+        for column in OPTIONAL_NUMBERS:
+            if column in cells:
+                record[column] = _number(cells[column], path, line, column)
         if status == "ok":
             for column in ("throughput_mbps", "delay_p95_ms"):
                 if math.isnan(record[column]):  # type: ignore[arg-type]
@@ -185,8 +220,13 @@ def load_results(path: Path) -> pd.DataFrame:
         "dir",
         "label",
         "direction",
+        "workload",
     ):
         frame[column] = frame[column].astype(str).str.strip()
+    frame["flows"] = frame["flows"].fillna(1.0)
+    frame["link"] = frame["trace"]
+    named = frame["workload"] != ""
+    frame.loc[named, "trace"] = frame.loc[named, "trace"] + "/" + frame.loc[named, "workload"]
     return frame
 
 
@@ -246,6 +286,29 @@ def load_series(path: Path) -> pd.DataFrame | None:
     if not path.is_file():
         return None
     return _read_csv(path, SERIES_COLUMNS)
+
+
+def _with_names(path: Path, columns: list[str]) -> pd.DataFrame | None:
+    """A per-run CSV with a text column ``flow`` and the numeric ``columns``, or ``None``."""
+    if not path.is_file():
+        return None
+    numbers = _read_csv(path, columns)
+    names = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if "flow" not in names.columns:
+        raise ReportError(f"{path}: line 1: missing columns flow")
+    numbers.insert(0, "flow", names["flow"].str.strip())
+    return numbers
+
+
+def load_flows(path: Path) -> pd.DataFrame | None:
+    """A run's ``flows.csv`` (``flow`` and :data:`FLOW_COLUMNS`), or ``None`` when absent."""
+    return _with_names(path, FLOW_COLUMNS)
+
+
+def load_flow_series(path: Path) -> pd.DataFrame | None:
+    """A run's ``flow-series.csv`` (``flow`` and :data:`FLOW_SERIES_COLUMNS`, one row per flow and
+    500 ms bin), or ``None`` when absent."""
+    return _with_names(path, FLOW_SERIES_COLUMNS)
 
 
 def load_delays(path: Path) -> np.ndarray | None:

@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 
 from alcc_report.cpu import cpu_table
 from alcc_report.fidelity import FLAG_PERCENT, fidelity_table
-from alcc_report.figures import cwnd, cwnd_pairs, kde, region, scatter, timeseries
+from alcc_report.figures import cwnd, cwnd_pairs, flows, kde, region, scatter, timeseries
 from alcc_report.figures.common import Figure, Palette
+from alcc_report.flows import competing_table, fairness_table, per_flow_table
 from alcc_report.load import Experiment
 from alcc_report.samples import RunFiles
 from alcc_report.schemes import COMPARISONS
@@ -84,6 +85,24 @@ def build_report(experiment: Experiment) -> Report:
                 "paper's Figure 4 claim: p95 at most 1/4 of plain TCP's at 85 % of its throughput "
                 "or more.",
                 [uplink],
+            )
+        )
+    fairness = fairness_table(runs)
+    if fairness is not None:
+        tables = [t for t in (fairness, per_flow_table(files, runs), competing_table(files, runs)) if t]
+        sections.append(
+            Section(
+                "flows",
+                "Several flows and cross traffic (paper Figures 22-24)",
+                "Runs with a workload: the scheme's flows measured apart in the emulator's flow log "
+                "(docs/experiment-format.md). First the scheme's flows together (their throughput and p95 "
+                "one-way delay, cross traffic left out, beside the whole link's throughput) and Jain's "
+                "fairness index of their rates while all run (weighted: of rate / weight, 1 when every flow "
+                "gets its weight's share); then each flow (share: of the scheme's bytes while all its flows "
+                "run); then each cross flow's throughput during its on periods next to each scheme, as a "
+                "ratio to what it got next to plain TCP. Medians over completed runs.",
+                tables,
+                figures=flows.draw(files, palette) if len(ok) else [],
             )
         )
     figure_sections = [

@@ -15,7 +15,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from alcc_report.load import Experiment, load_delays, load_series, load_telemetry
+from alcc_report.load import (
+    Experiment,
+    load_delays,
+    load_flow_series,
+    load_flows,
+    load_series,
+    load_telemetry,
+)
 
 
 class RunFiles:
@@ -53,6 +60,14 @@ class RunFiles:
     def telemetry(self, row: pd.Series) -> pd.DataFrame | None:
         """The run's telemetry (t, flow, window, kernel_cwnd), or ``None``."""
         return self._get("telemetry", self.experiment.run_dir(row) / "telemetry.jsonl", load_telemetry)
+
+    def flows(self, row: pd.Series) -> pd.DataFrame | None:
+        """The run's per-flow figures (``flows.csv``), or ``None``."""
+        return self._get("flows", self.experiment.run_dir(row) / "flows.csv", load_flows)
+
+    def flow_series(self, row: pd.Series) -> pd.DataFrame | None:
+        """The run's per-flow 500 ms bins (``flow-series.csv``), or ``None``."""
+        return self._get("flow-series", self.experiment.run_dir(row) / "flow-series.csv", load_flow_series)
 
     def throughput_samples(self, runs: pd.DataFrame) -> np.ndarray:
         """Per-bin throughput (Mbit/s) of every run in ``runs``, concatenated."""

@@ -127,7 +127,23 @@ def test_extra_columns_at_the_end_are_kept(tmp_path):
     lines = [lines[0] + ",wall_s,max_rss_kb", lines[1] + ",11.5,5120"]
     (tmp_path / "results.csv").write_text("\n".join(lines) + "\n")
     runs = load_experiment(tmp_path).runs
-    assert list(runs.columns[-5:]) == ["wall_s", "max_rss_kb", "label", "load_avg", "direction"]
+    columns = list(runs.columns)
+    assert columns[columns.index("wall_s") :] == [
+        "wall_s",
+        "max_rss_kb",
+        "label",
+        "load_avg",
+        "direction",
+        "workload",
+        "flows",
+        "flows_throughput_mbps",
+        "flows_delay_p95_ms",
+        "jain_index",
+        "jain_weighted_index",
+        "link",
+    ]
+    # Without workloads: one flow, the trace is the link.
+    assert (runs["workload"].iloc[0], runs["flows"].iloc[0], runs["link"].iloc[0]) == ("", 1.0, "t")
     # Results written before the direction column were downloads.
     assert runs["direction"].iloc[0] == "down"
     assert runs["throughput_mbps"].iloc[0] == 8.0 and runs["wall_s"].iloc[0] == "11.5"
