@@ -8,6 +8,7 @@ mod experiment;
 mod get;
 mod http_head;
 mod link_cmd;
+mod manager_cmd;
 mod mdi_cmd;
 mod put;
 mod receive;
@@ -57,6 +58,8 @@ enum Command {
     Rusage(rusage::RusageArgs),
     /// Train MDI models in the simulator and compare them with what they imitate.
     Mdi(mdi_cmd::MdiArgs),
+    /// The host's manager of coupled flow groups, for `alcc serve --group NAME --manager PATH`.
+    Manager(manager_cmd::ManagerArgs),
 }
 
 fn main() -> Result<()> {
@@ -77,6 +80,7 @@ fn main() -> Result<()> {
         Command::Experiment(args) => std::process::exit(experiment::run(args)?),
         Command::Rusage(args) => std::process::exit(rusage::run(args)?),
         Command::Mdi(args) => mdi_cmd::run(args)?,
+        Command::Manager(args) => manager_cmd::run(args)?,
     }
     Ok(())
 }

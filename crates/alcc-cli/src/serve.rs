@@ -106,6 +106,10 @@ pub struct ServeArgs {
     /// `?weight=W` (`GET /bytes/M?weight=3`) sets that connection's own.
     #[arg(long, default_value_t = 1.0, value_parser = parse_weight)]
     weight: f64,
+    /// Share the named `--group` with the other processes of this host through the manager
+    /// at this Unix socket (`alcc manager --socket PATH`; started here if none listens).
+    #[arg(long, value_name = "PATH")]
+    manager: Option<PathBuf>,
 }
 
 fn parse_grouping(s: &str) -> Result<Grouping, String> {
@@ -235,6 +239,13 @@ fn serve(args: ServeArgs) -> Result<()> {
             .grouping(args.group.clone())
             .weight(args.weight)
     };
+    let options = Options { manager: args.manager.clone(), ..options };
+    if let Some(socket) = &args.manager {
+        if !matches!(args.group, Grouping::Named(_)) {
+            bail!("--manager needs --group NAME: a host's group has a name");
+        }
+        crate::manager_cmd::ensure_running(socket)?;
+    }
     if args.http && mode != Mode::Kernel {
         bail!("--http needs --mode kernel: in framed and udp modes the client sends only ACKs");
     }

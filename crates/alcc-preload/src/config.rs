@@ -1,6 +1,6 @@
 //! The shim's configuration, read once from the environment when the library is loaded:
 //! `ALCC_CC` (required unless `ALCC_RECEIVER` is set), `ALCC_UNDERLAY`, `ALCC_PORTS`,
-//! `ALCC_MODE`, `ALCC_LOG`, `ALCC_QUEUE`, `ALCC_GROUP` and `ALCC_WEIGHT` (coupled flows,
+//! `ALCC_MODE`, `ALCC_LOG`, `ALCC_QUEUE`, `ALCC_GROUP`, `ALCC_WEIGHT`, `ALCC_MANAGER` (coupled flows,
 //! docs/coupled-flows.md), `ALCC_RECEIVER` (the client side, see `crate::receiving`). A value that does not parse stops the program before `main` with a message
 //! naming the variable (see [`Config::from_vars`]).
 
@@ -195,6 +195,15 @@ impl Config {
             options.weight = alcc::coupling::parse_weight(&w)
                 .map_err(|e| ConfigError { variable: "ALCC_WEIGHT", message: e.to_string() })?;
         }
+        if let Some(m) = var("ALCC_MANAGER").filter(|s| !s.trim().is_empty()) {
+            if !matches!(options.grouping, alcc::Grouping::Named(_)) {
+                return Err(ConfigError {
+                    variable: "ALCC_MANAGER",
+                    message: "needs ALCC_GROUP=NAME: a host's group has a name".into(),
+                });
+            }
+            options.manager = Some(PathBuf::from(m.trim()));
+        }
         let ports = Ports::parse(var("ALCC_PORTS").as_deref())?;
         Ok(Config { options, ports, log, receive_window, fork })
     }
@@ -236,6 +245,11 @@ mod tests {
             let e = config(&[("ALCC_CC", "copa"), ("ALCC_WEIGHT", bad)]).unwrap_err();
             assert_eq!(e.variable, "ALCC_WEIGHT", "{bad}");
         }
+        let e = config(&[("ALCC_CC", "copa"), ("ALCC_MANAGER", "/run/m.sock")]).unwrap_err();
+        assert_eq!(e.variable, "ALCC_MANAGER");
+        let c =
+            config(&[("ALCC_CC", "copa"), ("ALCC_GROUP", "web"), ("ALCC_MANAGER", "/run/m.sock")]).unwrap();
+        assert_eq!(c.options.manager.as_deref(), Some(std::path::Path::new("/run/m.sock")));
     }
 
     #[test]

@@ -56,6 +56,11 @@ pub struct Options {
     /// The flow's priority weight in its group (RFC 8699's `P(i)`), finite and above zero;
     /// 1 by default. [`AlccStream::set_weight`](crate::AlccStream::set_weight) changes it.
     pub weight: f64,
+    /// The host's manager (`alcc manager --socket PATH`): a named group
+    /// ([`Grouping::Named`]) is then shared with the other processes of the host that name it
+    /// on the same manager (docs/coupled-flows.md "The host manager"). `None`: groups are the
+    /// process's own.
+    pub manager: Option<std::path::PathBuf>,
     /// The receiving side of kernel mode ([`AlccReceiver::connect`](crate::AlccReceiver::connect)):
     /// how its advertised window is set (the kernel's autotuning, a static buffer, DRWA).
     pub receive_window: ReceiveWindow,
@@ -78,6 +83,7 @@ impl Default for Options {
             mode: Mode::Kernel,
             grouping: Grouping::ByPeer,
             weight: 1.0,
+            manager: None,
             receive_window: ReceiveWindow::Kernel,
         }
     }

@@ -172,8 +172,10 @@ impl AlccStream {
             Mode::Udp => fd.try_clone().ok().and_then(|f| UdpSocket::from(f).peer_addr().ok()),
             _ => fd.try_clone().ok().and_then(|f| TcpStream::from(f).peer_addr().ok()),
         };
-        let membership =
-            Membership::new(options.grouping.key(peer), crate::coupling::check_weight(options.weight)?);
+        let membership = Membership::new(
+            options.grouping.key(peer, options.manager.as_deref()),
+            crate::coupling::check_weight(options.weight)?,
+        );
         let mut flow = Flow::new(id, fd.clone(), shared.clone(), control, transport, underlay, options)
             .in_group(membership);
         flow.prepare_socket()?;

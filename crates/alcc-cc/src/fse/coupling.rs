@@ -86,6 +86,12 @@ impl Coupling {
             .then(|| scale(controller.decision(), share.rate / after.max(1e-9), min_window));
     }
 
+    /// The flow has no share now (its group cannot be reached): it runs under its controller's
+    /// own decision until the next [`apply`](Self::apply).
+    pub fn release(&mut self) {
+        self.assigned = None;
+    }
+
     /// The decision the flow runs under: the share's, or the controller's own.
     pub fn decision(&self, controller: &dyn Controller) -> Decision {
         self.assigned.unwrap_or_else(|| controller.decision())

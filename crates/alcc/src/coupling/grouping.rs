@@ -27,16 +27,28 @@ pub enum GroupKey {
     Peer(IpAddr),
     /// Every flow in the group of this name.
     Named(String),
+    /// Every flow, of any process of the host, in the group of this name on the manager at
+    /// this socket (docs/coupled-flows.md "The host manager").
+    Managed {
+        /// The manager's socket.
+        socket: std::path::PathBuf,
+        /// The group name.
+        name: String,
+    },
 }
 
 impl Grouping {
     /// The group a flow to `peer` belongs to; `None` for an uncoupled flow, or a flow grouped
-    /// by peer whose peer is not known.
-    pub fn key(&self, peer: Option<SocketAddr>) -> Option<GroupKey> {
-        match self {
-            Grouping::ByPeer => peer.map(|p| GroupKey::Peer(canonical(p.ip()))),
-            Grouping::Named(name) => Some(GroupKey::Named(name.clone())),
-            Grouping::None => None,
+    /// by peer whose peer is not known. A named group with a `manager` socket is the host's
+    /// (shared with other processes); without, the process's own.
+    pub fn key(&self, peer: Option<SocketAddr>, manager: Option<&std::path::Path>) -> Option<GroupKey> {
+        match (self, manager) {
+            (Grouping::ByPeer, _) => peer.map(|p| GroupKey::Peer(canonical(p.ip()))),
+            (Grouping::Named(name), Some(socket)) => {
+                Some(GroupKey::Managed { socket: socket.to_path_buf(), name: name.clone() })
+            }
+            (Grouping::Named(name), None) => Some(GroupKey::Named(name.clone())),
+            (Grouping::None, _) => None,
         }
     }
 
@@ -126,9 +138,11 @@ mod tests {
     fn keys_by_peer_ignore_the_port_and_the_v6_mapping() {
         let a: SocketAddr = "10.0.0.2:5000".parse().unwrap();
         let b: SocketAddr = "[::ffff:10.0.0.2]:6000".parse().unwrap();
-        assert_eq!(Grouping::ByPeer.key(Some(a)), Grouping::ByPeer.key(Some(b)));
-        assert_eq!(Grouping::None.key(Some(a)), None);
-        assert_eq!(Grouping::ByPeer.key(None), None);
-        assert_eq!(Grouping::Named("x".into()).key(None), Some(GroupKey::Named("x".into())));
+        assert_eq!(Grouping::ByPeer.key(Some(a), None), Grouping::ByPeer.key(Some(b), None));
+        assert_eq!(Grouping::None.key(Some(a), None), None);
+        assert_eq!(Grouping::ByPeer.key(None, None), None);
+        assert_eq!(Grouping::Named("x".into()).key(None, None), Some(GroupKey::Named("x".into())));
+        let m = std::path::Path::new("/run/m.sock");
+        assert!(matches!(Grouping::Named("x".into()).key(None, Some(m)), Some(GroupKey::Managed { .. })));
     }
 }

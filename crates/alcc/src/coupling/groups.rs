@@ -4,13 +4,26 @@
 use std::collections::HashMap;
 
 use alcc_cc::fse::{FlowGroup, FlowId};
+use alcc_cc::Time;
 
 use super::grouping::GroupKey;
+use super::remote::RemoteGroup;
 
-/// Every flow group of the process, by key (the driver's; no lock, one thread).
+/// Every flow group of the process, by key (the driver's; no lock, one thread): its own, and
+/// its view of groups on the host's manager.
 #[derive(Debug, Default)]
 pub(crate) struct Groups {
     groups: HashMap<GroupKey, FlowGroup>,
+    remote: HashMap<GroupKey, RemoteGroup>,
+}
+
+/// A flow's id in its group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MemberId {
+    /// In a group of this process.
+    Local(FlowId),
+    /// In a group on the host's manager.
+    Remote(u32),
 }
 
 impl Groups {
@@ -35,20 +48,47 @@ impl Groups {
     }
 
     /// Sets the flow's weight.
-    pub fn set_weight(&mut self, key: &GroupKey, id: FlowId, weight: f64) {
-        if let Some(g) = self.groups.get_mut(key) {
-            let _ = g.set_priority(id, weight);
+    pub fn set_weight(&mut self, key: &GroupKey, id: MemberId, weight: f64, now: Time) {
+        match id {
+            MemberId::Local(id) => {
+                if let Some(g) = self.groups.get_mut(key) {
+                    let _ = g.set_priority(id, weight);
+                }
+            }
+            MemberId::Remote(id) => {
+                if let Some(g) = self.remote.get_mut(key) {
+                    g.set_weight(id, weight, now);
+                }
+            }
         }
     }
 
-    /// Removes the flow; a group left empty is forgotten.
-    pub fn leave(&mut self, key: &GroupKey, id: FlowId) {
-        if let Some(g) = self.groups.get_mut(key) {
-            let _ = g.leave(id);
-            if g.is_empty() {
-                self.groups.remove(key);
+    /// Removes the flow; a group left empty is forgotten (a remote one's connection closed).
+    pub fn leave(&mut self, key: &GroupKey, id: MemberId, now: Time) {
+        match id {
+            MemberId::Local(id) => {
+                if let Some(g) = self.groups.get_mut(key) {
+                    let _ = g.leave(id);
+                    if g.is_empty() {
+                        self.groups.remove(key);
+                    }
+                }
+            }
+            MemberId::Remote(id) => {
+                if let Some(g) = self.remote.get_mut(key) {
+                    g.remove(id, now);
+                    if g.is_empty() {
+                        self.remote.remove(key);
+                    }
+                }
             }
         }
+    }
+
+    /// The host manager's group `key` (a [`GroupKey::Managed`]), made on first use.
+    fn remote(&mut self, key: &GroupKey) -> Option<&mut RemoteGroup> {
+        let GroupKey::Managed { socket, name } = key else { return None };
+        Some(self.remote.entry(key.clone()).or_insert_with(|| RemoteGroup::new(socket.clone(), name.clone())))
     }
 
     /// How many flows group `key` holds.
@@ -66,7 +106,7 @@ pub(crate) struct Membership {
     /// Its priority weight.
     pub weight: f64,
     /// Its id in the group, once it joined (at its first step with a rate to share).
-    pub id: Option<FlowId>,
+    pub id: Option<MemberId>,
 }
 
 impl Membership {
@@ -76,31 +116,45 @@ impl Membership {
     }
 
     /// Reports the controller's `rate` or its `change` and returns the flow's share; joins
-    /// at the first call. `None` for an uncoupled flow.
-    pub fn share(&mut self, groups: &mut Groups, rate: f64, change: f64) -> Option<f64> {
+    /// at the first call. `None` for an uncoupled flow, and in a manager's group until the
+    /// manager answered (or while it cannot be reached).
+    pub fn share(&mut self, groups: &mut Groups, rate: f64, change: f64, now: Time) -> Option<f64> {
         let key = self.key.as_ref()?;
+        if matches!(key, GroupKey::Managed { .. }) {
+            let weight = self.weight;
+            let group = groups.remote(key)?;
+            let id = match self.id {
+                Some(MemberId::Remote(id)) => id,
+                _ => {
+                    let id = group.add(weight);
+                    self.id = Some(MemberId::Remote(id));
+                    id
+                }
+            };
+            return group.report(id, rate, change, now);
+        }
         match self.id {
-            Some(id) => groups.change(key, id, change),
-            None => {
+            Some(MemberId::Local(id)) => groups.change(key, id, change),
+            _ => {
                 let (id, share) = groups.join(key, self.weight, rate)?;
-                self.id = Some(id);
+                self.id = Some(MemberId::Local(id));
                 Some(share)
             }
         }
     }
 
     /// Sets the weight (in the group too, if joined).
-    pub fn set_weight(&mut self, groups: &mut Groups, weight: f64) {
+    pub fn set_weight(&mut self, groups: &mut Groups, weight: f64, now: Time) {
         self.weight = weight;
         if let (Some(key), Some(id)) = (&self.key, self.id) {
-            groups.set_weight(key, id, weight);
+            groups.set_weight(key, id, weight, now);
         }
     }
 
     /// Leaves the group (the flow ended); its share goes to the others.
-    pub fn leave(&mut self, groups: &mut Groups) {
+    pub fn leave(&mut self, groups: &mut Groups, now: Time) {
         if let (Some(key), Some(id)) = (&self.key, self.id.take()) {
-            groups.leave(key, id);
+            groups.leave(key, id, now);
         }
     }
 }
@@ -115,14 +169,16 @@ mod tests {
         let mut groups = Groups::default();
         let mut a = Membership::new(Some(key.clone()), 1.0);
         let mut b = Membership::new(Some(key.clone()), 3.0);
-        assert_eq!(a.share(&mut groups, 1000.0, 0.0), Some(1000.0), "alone, its own rate");
-        assert_eq!(b.share(&mut groups, 1000.0, 0.0), Some(1500.0));
-        assert_eq!(a.share(&mut groups, 0.0, 400.0), Some(600.0), "the aggregate grew to 2400");
-        a.leave(&mut groups);
-        assert_eq!(groups.rate(&key, b.id.unwrap()), Some(2400.0), "the leaver's share is the other's");
-        b.leave(&mut groups);
+        let t = Time::ZERO;
+        assert_eq!(a.share(&mut groups, 1000.0, 0.0, t), Some(1000.0), "alone, its own rate");
+        assert_eq!(b.share(&mut groups, 1000.0, 0.0, t), Some(1500.0));
+        assert_eq!(a.share(&mut groups, 0.0, 400.0, t), Some(600.0), "the aggregate grew to 2400");
+        a.leave(&mut groups, t);
+        let Some(MemberId::Local(bid)) = b.id else { panic!("b joined locally") };
+        assert_eq!(groups.rate(&key, bid), Some(2400.0), "the leaver's share is the other's");
+        b.leave(&mut groups, t);
         assert_eq!(groups.len_of(&key), 0);
         let mut none = Membership::new(None, 1.0);
-        assert_eq!(none.share(&mut groups, 1000.0, 0.0), None);
+        assert_eq!(none.share(&mut groups, 1000.0, 0.0, t), None);
     }
 }

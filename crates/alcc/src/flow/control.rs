@@ -102,8 +102,11 @@ impl Control {
         }
         let Some(rtt) = rtt.or_else(|| controller.metrics().srtt) else { return };
         let Some(rate) = coupling.observe(controller.as_ref(), rtt) else { return };
-        let Some(share) = membership.share(groups, rate, coupling.take_change()) else { return };
-        coupling.apply(now, Share { rate: share, rtt }, controller.as_mut(), min_window);
+        match membership.share(groups, rate, coupling.take_change(), now) {
+            Some(share) => coupling.apply(now, Share { rate: share, rtt }, controller.as_mut(), min_window),
+            // No share (the manager has not answered, or is gone): the controller's own.
+            None => coupling.release(),
+        }
     }
 
     /// Whether this is a controller (the socket needs preparing for one).

@@ -150,7 +150,7 @@ impl Flow {
 
     /// Leaves the flow's group (it ended): its share goes to the others.
     pub fn leave_group(&mut self, groups: &mut Groups) {
-        self.membership.leave(groups);
+        self.membership.leave(groups, sys::now());
     }
 
     /// One step. Never blocks. `groups` are the process's flow groups.
@@ -196,7 +196,7 @@ impl Flow {
             self.underlay = u;
         }
         if let Some(w) = st.new_weight.take() {
-            self.membership.set_weight(groups, w);
+            self.membership.set_weight(groups, w, now);
         }
         let rtt = self.transport.feedback_ref().tcp_info().map(|i| Duration::from_micros(u64::from(i.rtt)));
         let mss = self.mss();
