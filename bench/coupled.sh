@@ -18,7 +18,8 @@
 # and mode the means, coupled/uncoupled ratios, and each flow's share of the aggregate.
 #
 # Usage: bench/coupled.sh [--seconds S] [--runs R] [--modes "coupled uncoupled"] [--out DIR]
-# Environment: ALCC_BENCH_OUT (default /work/results/coupled-engine/bench-<time>).
+# Environment: ALCC_BENCH_OUT (default /work/results/coupled-engine/bench-<time>), ALCC_BIN (the
+# alcc binary, default target/release/alcc; a copy keeps a rebuild from changing it mid-sweep).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,7 +45,7 @@ fi
 for tool in curl jq python3; do
   command -v "$tool" >/dev/null || { echo "coupled.sh: needs $tool" >&2; exit 1; }
 done
-A="$PWD/target/release/alcc"
+A="${ALCC_BIN:-$PWD/target/release/alcc}"
 [ -x "$A" ] || { echo "coupled.sh: build first (cargo build --release -p alcc-cli)" >&2; exit 1; }
 out="${out:-/work/results/coupled-engine/bench-$(date -u +%H%M%S)}"
 mkdir -p "$out"
