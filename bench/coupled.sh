@@ -13,6 +13,10 @@
 #   manager    two `alcc serve --group bench --manager SOCK` processes (ports 9000 and 9001,
 #              flows 1+3 on one, 2+4 on the other) joined through `alcc manager` (--manager
 #              mode only, see --modes)
+#   kill       as manager, and at 10 s the process on port 9001 (flows 2 and 4) is killed
+#              with -9; the survivor's telemetry gives its flows' delivered rate in 200 ms
+#              windows, and the time from the kill until it reaches 90 % of the link's
+#              throughput before the kill is the reclaim time (bench/coupled_kill.py)
 # Per flow: curl's size_download / time_total. Aggregate and one-way delay: `alcc analyze` on
 # the emulator's downlink log. results.csv has one line per run; the summary prints per trace
 # and mode the means, coupled/uncoupled ratios, and each flow's share of the aggregate.
@@ -57,7 +61,7 @@ echo "# $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) load before: $(c
 echo "trace,mode,run,agg_mbps,p50_ms,p95_ms,f1,f2,f3,f4" >"$out/results.csv"
 
 server_cmd() {
-  local mode="$1" common="$A serve --cc copa --underlay cubic --bytes 100000000000 --http"
+  local mode="$1" tag="$2" common="$A serve --cc copa --underlay cubic --bytes 100000000000 --http"
   case "$mode" in
     coupled) echo "$common --port 9000 --group auto" ;;
     uncoupled) echo "$common --port 9000 --group none" ;;
@@ -65,6 +69,11 @@ server_cmd() {
       echo "sh -c '$A manager --socket $out/manager.sock & sleep 0.3; \
 $common --port 9000 --group bench --manager $out/manager.sock & \
 $common --port 9001 --group bench --manager $out/manager.sock & wait'" ;;
+    kill)
+      echo "sh -c '$A manager --socket $out/manager.sock & sleep 0.3; date +%s.%N >$out/$tag.t0; \
+$common --port 9000 --group bench --manager $out/manager.sock --telemetry $out/$tag.tel --telemetry-interval-ms 20 & \
+$common --port 9001 --group bench --manager $out/manager.sock & pb=\$!; \
+sleep 11; kill -9 \$pb; date +%s.%N >$out/$tag.kill; wait'" ;;
   esac
 }
 
@@ -73,7 +82,7 @@ $common --port 9001 --group bench --manager $out/manager.sock & wait'" ;;
 client_cmd() {
   local mode="$1" tag="$2"
   local port2=9000
-  [ "$mode" = manager ] && port2=9001
+  [ "$mode" = manager ] || [ "$mode" = kill ] && port2=9001
   cat <<CLIENT
 sleep 1
 for w in 1 2 3 4; do
@@ -92,7 +101,7 @@ for run in $(seq 1 "$runs"); do
       "$A" link --uplink "$out/$trace.trace" --downlink "$out/$trace.trace" --delay 20 \
         --downlink-queue droptail --downlink-queue-args packets=1000 \
         --downlink-log "$out/$tag.log" \
-        --server "$(server_cmd "$mode")" \
+        --server "$(server_cmd "$mode" "$tag")" \
         -- sh -c "$(client_cmd "$mode" "$tag")" >"$out/$tag.out" 2>"$out/$tag.err" ||
         { echo "run $tag failed:" >&2; tail -5 "$out/$tag.err" >&2; continue; }
       "$A" analyze --json "$out/$tag.log" >"$out/$tag.json"
@@ -101,10 +110,16 @@ for run in $(seq 1 "$runs"); do
         f="$(awk '{ if ($2 > 0) printf "%.4f", $1 * 8 / $2 / 1e6; else printf "0" }' "$out/$tag.curl$w")"
         flows="$flows,$f"
       done
+      if [ "$mode" = kill ]; then
+        "$A" analyze "$out/$tag.log" --series "$out/$tag.series.csv" --bin-ms 200 >/dev/null
+        python3 bench/coupled_kill.py "$out/$tag" | tee -a "$out/kill.txt"
+        continue
+      fi
       line="$trace,$mode,$run,$(jq -r '[.throughput_mbps, .delay_p50_ms, .delay_p95_ms] | map(tostring) | join(",")' "$out/$tag.json")$flows"
       echo "$line" | tee -a "$out/results.csv"
     done
   done
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/meta.txt"
-python3 bench/coupled_summary.py "$out/results.csv" | tee "$out/summary.md"
+[ "$(wc -l <"$out/results.csv")" -gt 1 ] && python3 bench/coupled_summary.py "$out/results.csv" | tee "$out/summary.md"
+exit 0
