@@ -70,6 +70,8 @@ impl Telemetry {
             "kernel_sndbuf_limited_us": info.kernel_sndbuf_limited_us,
             "kernel_snd_wnd": info.kernel_snd_wnd,
             "kernel_total_rto": info.kernel_total_rto,
+            "group_share": info.group_share,
+            "shares_applied": info.shares_applied,
             "cc_metrics": cc_metrics,
         });
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
