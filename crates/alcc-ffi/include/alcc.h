@@ -73,6 +73,13 @@ int alcc_connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen);
 /* send(2): queues bytes; blocks while alcc's queue is full unless flags has MSG_DONTWAIT
  * (then -1/EAGAIN). Other flags are ignored. */
 ssize_t alcc_send(int sockfd, const void *buf, size_t len, int flags);
+/* sendfile(2) through alcc: queues count bytes of the open file in_fd, from *offset (which
+ * moves past them) or, when offset is NULL, from its file position (which moves), by
+ * reference: kernel mode sends them with sendfile(2), so they are never copied in user space.
+ * The file's bytes are read when they are sent, so they must not change until then; a file
+ * shorter than the range fails the connection. Returns count (a range is taken whole); blocks
+ * while alcc's queue is full unless flags has MSG_DONTWAIT (then -1/EAGAIN). */
+ssize_t alcc_sendfile(int sockfd, int in_fd, off_t *offset, size_t count, int flags);
 /* recv(2); MSG_DONTWAIT is honoured, other flags are ignored. */
 ssize_t alcc_recv(int sockfd, void *buf, size_t len, int flags);
 /* close(2): flushes everything queued, sends the FIN, waits until it is all acknowledged

@@ -269,6 +269,24 @@ pub fn send(fd: RawFd, buf: &[u8], flags: libc::c_int) -> Result<usize, Errno> {
     conn(fd)?.send(buf, flags & libc::MSG_DONTWAIT != 0).map_err(|e| errno_of(&e))
 }
 
+/// `alcc_sendfile` on a connection: `count` bytes of `file` from `offset`, queued by
+/// reference ([`AlccStream::send_file_with`]); returns the bytes taken.
+pub fn sendfile(
+    fd: RawFd,
+    file: std::os::fd::BorrowedFd<'_>,
+    offset: u64,
+    count: usize,
+    flags: libc::c_int,
+) -> Result<usize, Errno> {
+    match &*conn(fd)? {
+        Conn::Sending(s) => s
+            .send_file_with(file, offset, count as u64, flags & libc::MSG_DONTWAIT != 0)
+            .map(|n| usize::try_from(n).unwrap_or(count))
+            .map_err(|e| errno_of(&e)),
+        Conn::Receiving(_) => Err(libc::EOPNOTSUPP),
+    }
+}
+
 /// `alcc_recv` on a connection.
 pub fn recv(fd: RawFd, buf: &mut [u8], flags: libc::c_int) -> Result<usize, Errno> {
     conn(fd)?.recv(buf, flags & libc::MSG_DONTWAIT != 0).map_err(|e| errno_of(&e))

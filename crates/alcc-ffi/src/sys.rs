@@ -117,6 +117,52 @@ pub unsafe extern "C" fn alcc_send(
     })
 }
 
+/// sendfile(2) through alcc: `count` bytes of `in_fd` from `*offset` (or from its file
+/// position when `offset` is null, which then moves) queued by reference.
+///
+/// # Safety
+/// `offset` must be null or point to a valid `off_t`; `in_fd` must stay open during the call.
+#[no_mangle]
+pub unsafe extern "C" fn alcc_sendfile(
+    sockfd: RawFd,
+    in_fd: RawFd,
+    offset: *mut libc::off_t,
+    count: usize,
+    flags: libc::c_int,
+) -> isize {
+    guard(|| {
+        if in_fd < 0 {
+            return Err(libc::EBADF);
+        }
+        // SAFETY: the caller keeps `in_fd` open for the call; the engine dups it before
+        // keeping it.
+        let file = unsafe { std::os::fd::BorrowedFd::borrow_raw(in_fd) };
+        let at = if offset.is_null() {
+            // SAFETY: lseek on a descriptor; a bad one is reported through errno.
+            match unsafe { libc::lseek(in_fd, 0, libc::SEEK_CUR) } {
+                p if p < 0 => return Err(last_errno()),
+                p => p,
+            }
+        } else {
+            // SAFETY: the caller guarantees a valid `off_t` at `offset`.
+            unsafe { *offset }
+        };
+        let start = u64::try_from(at).map_err(|_| libc::EINVAL)?;
+        let n = crate::sendfile(sockfd, file, start, count, flags)?;
+        let end = at.saturating_add(libc::off_t::try_from(n).unwrap_or(libc::off_t::MAX));
+        if offset.is_null() {
+            // SAFETY: as above.
+            if unsafe { libc::lseek(in_fd, end, libc::SEEK_SET) } < 0 {
+                return Err(last_errno());
+            }
+        } else {
+            // SAFETY: as above.
+            unsafe { *offset = end };
+        }
+        Ok(isize::try_from(n).unwrap_or(isize::MAX))
+    })
+}
+
 /// recv(2) on an alcc connection.
 ///
 /// # Safety

@@ -492,6 +492,18 @@ impl AlccStream {
     /// ([`flush`](Write::flush) waits for that), and a file that ends before the range
     /// fails the flow with `UnexpectedEof`.
     pub fn send_file(&self, file: impl AsFd, offset: u64, len: u64) -> io::Result<u64> {
+        self.send_file_with(file, offset, len, self.nonblocking)
+    }
+
+    /// [`send_file`](Self::send_file); `nonblocking` returns `WouldBlock` instead of waiting
+    /// while the queue is full.
+    pub fn send_file_with(
+        &self,
+        file: impl AsFd,
+        offset: u64,
+        len: u64,
+        nonblocking: bool,
+    ) -> io::Result<u64> {
         if len == 0 {
             return Ok(0);
         }
@@ -499,7 +511,7 @@ impl AlccStream {
             io::Error::new(io::ErrorKind::InvalidInput, "alcc send_file: the range ends beyond 2^63")
         })?;
         let file = Arc::new(file.as_fd().try_clone_to_owned()?);
-        self.queue_with(self.nonblocking, "send_file", |st| {
+        self.queue_with(nonblocking, "send_file", |st| {
             st.queue.push_file(FileRange { file: file.clone(), offset, len })
         })
     }

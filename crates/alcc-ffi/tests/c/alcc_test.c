@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define TOTAL (8u << 20)
@@ -136,6 +137,25 @@ static int run(int family) {
 
     static unsigned char buf[100000];
     uint64_t h = 0xcbf29ce484222325ull, sent = 0;
+    if (!framed) {
+        /* The first 300 000 bytes from a file by alcc_sendfile: 100 000 from an offset, then
+         * 200 000 from the file's position. */
+        FILE *f = tmpfile();
+        CHECK(f != NULL, "tmpfile: %s", strerror(errno));
+        static unsigned char part[300000];
+        for (size_t i = 0; i < sizeof part; i++) part[i] = (unsigned char)(i * 2654435761u >> 13);
+        CHECK(fwrite(part, 1, sizeof part, f) == sizeof part && fflush(f) == 0, "writing the file");
+        int fd = fileno(f);
+        off_t at = 0;
+        CHECK(alcc_sendfile(c, fd, &at, 100000, 0) == 100000 && at == 100000, "alcc_sendfile at offset: %s", strerror(errno));
+        CHECK(lseek(fd, 100000, SEEK_SET) == 100000, "lseek");
+        CHECK(alcc_sendfile(c, fd, NULL, 200000, 0) == 200000, "alcc_sendfile at the position: %s", strerror(errno));
+        CHECK(lseek(fd, 0, SEEK_CUR) == 300000, "the position did not move");
+        CHECK(alcc_sendfile(c, -1, NULL, 1, 0) == -1 && errno == EBADF, "bad file: errno %d", errno);
+        fclose(f); /* alcc keeps its own descriptor of the file until the bytes are sent */
+        h = fnv(h, part, sizeof part);
+        sent = sizeof part;
+    }
     while (sent < TOTAL) {
         size_t n = TOTAL - sent < sizeof buf ? TOTAL - sent : sizeof buf;
         for (size_t i = 0; i < n; i++) buf[i] = (unsigned char)((sent + i) * 2654435761u >> 13);
