@@ -49,7 +49,8 @@ FAMILIES: dict[str, Family] = {
             "unmodified",
             "nginx-",
             "Debian's nginx, unmodified: nginx-tcp-X plain, nginx-shim-X under libalcc_preload.so "
-            "with alcc's controller X (nginx-hls-...: an HLS stream read by ffmpeg)",
+            "with alcc's controller X (nginx-hls-...: an HLS stream read by ffmpeg; vsftpd-...: "
+            "Debian's vsftpd to curl's FTP client)",
         ),
         Family(
             "java",

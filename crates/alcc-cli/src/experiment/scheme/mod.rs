@@ -13,6 +13,7 @@
 //! | `ref-verus[:r=N]`, `ref-copa`, `ref-sprout` | [`reference`] | the authors' own program (`make refs`), over UDP |
 //! | `rx-WINDOW@SERVER` | [`receiver`] | the client governs its advertised window (DRWA, a static buffer) against a `tcp-X`/`alcc-X` server |
 //! | `nginx-tcp-KERNELCC`, `nginx-shim-CC[@UNDERLAY]` | [`unmodified`] | Debian's nginx, unmodified: plain, or under the preload shim with controller CC |
+//! | `vsftpd-tcp-KERNELCC`, `vsftpd-shim-CC[@UNDERLAY]` | [`vsftpd`] | Debian's vsftpd, unmodified, to curl's FTP client: plain, or under the preload shim |
 //! | `java-CC[@KERNELCC]` | [`java`] | the Java library's sender (`alcc-upload.jar`), framed mode |
 //!
 //! A spec's `direction = "up"` runs each scheme's [`Kind::upload`] instead: the client sends
@@ -32,6 +33,7 @@ pub mod receiver;
 pub mod reference;
 pub mod udp;
 pub mod unmodified;
+pub mod vsftpd;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -374,6 +376,8 @@ pub enum SchemeKind {
     Nginx(unmodified::NginxScheme),
     /// `java-CC[@KERNELCC]`.
     Java(java::JavaScheme),
+    /// `vsftpd-tcp-KERNELCC`, `vsftpd-shim-CC[@UNDERLAY]`.
+    Vsftpd(vsftpd::VsftpdScheme),
 }
 
 /// Parses the text after a kind's prefix.
@@ -389,6 +393,7 @@ impl SchemeKind {
         ("rx-", |s| receiver::ReceiverScheme::parse(s).map(SchemeKind::Rx)),
         ("nginx-", |s| unmodified::NginxScheme::parse(s).map(SchemeKind::Nginx)),
         ("java-", |s| java::JavaScheme::parse(s).map(SchemeKind::Java)),
+        ("vsftpd-", |s| vsftpd::VsftpdScheme::parse(s).map(SchemeKind::Vsftpd)),
     ];
 
     /// The variant's behaviours.
@@ -401,6 +406,7 @@ impl SchemeKind {
             SchemeKind::Rx(k) => k,
             SchemeKind::Nginx(k) => k,
             SchemeKind::Java(k) => k,
+            SchemeKind::Vsftpd(k) => k,
         }
     }
 }
@@ -518,7 +524,10 @@ mod tests {
             assert_eq!(e.name, bad);
         }
         let e = Scheme::parse("copa").unwrap_err().to_string();
-        assert!(e.contains("tcp-..., alcc-..., udp-..., ref-..., rx-..., nginx-..., java-..."), "{e}");
+        assert!(
+            e.contains("tcp-..., alcc-..., udp-..., ref-..., rx-..., nginx-..., java-..., vsftpd-..."),
+            "{e}"
+        );
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub const SHIM_LIBRARY: &str = "libalcc_preload.so";
 
 /// How many seconds the engine may spend at a worker's exit flushing what is still queued
 /// (`ALCC_EXIT_LINGER`): the server stops after the client left, so nothing is waiting.
-const EXIT_LINGER_S: u32 = 1;
+pub(super) const EXIT_LINGER_S: u32 = 1;
 
 /// Who decides how fast nginx's bytes enter its sockets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,6 +175,55 @@ pub struct NginxScheme {
     pub content: Content,
 }
 
+/// Parses `tcp-KERNELCC` or `shim-CC[@UNDERLAY]`, the text after `prefix` (`nginx-`,
+/// `vsftpd-`) of a scheme of the unmodified server `program`; `default_underlay` when the
+/// scheme names none.
+pub(super) fn parse_governor(
+    rest: &str,
+    program: &str,
+    prefix: &str,
+    default_underlay: &str,
+) -> Result<Governor, String> {
+    if let Some(kernel) = rest.strip_prefix("tcp-") {
+        if !KERNEL_CCS.contains(&kernel) {
+            let plain = format!("{program}-tcp-");
+            return Err(format!(
+                "plain {program} schemes are {plain}{}",
+                KERNEL_CCS.join(&format!("|{plain}"))
+            ));
+        }
+        return Ok(Governor::Kernel(kernel.to_string()));
+    }
+    let Some(shim) = rest.strip_prefix("shim-") else {
+        return Err(format!(
+            "expected {prefix}tcp-KERNELCC (plain {program}) or {prefix}shim-CC[@UNDERLAY] ({program} under \
+             libalcc_preload.so)"
+        ));
+    };
+    let (cc, underlay) = shim.rsplit_once('@').unwrap_or((shim, default_underlay));
+    if !is_cc_spec(cc) || cc.eq_ignore_ascii_case("none") {
+        return Err(format!("`{cc}` is not a controller spec (like copa or copa:delta=0.5)"));
+    }
+    if !is_word(underlay) {
+        return Err(format!("`{underlay}` is not a kernel congestion control name (cubic, reno, bbr)"));
+    }
+    if alcc_cc::registry::entry(cc).is_ok_and(|e| e.needs_receiver()) {
+        return Err(format!(
+            "`{cc}` keeps a model at the receiver (framed mode); the shim governs kernel-mode \
+             connections to unmodified clients only"
+        ));
+    }
+    Ok(Governor::Shim { cc: cc.to_string(), underlay: underlay.to_string() })
+}
+
+/// Shell commands (starting ` && `) that give every route of the server's namespace the kernel
+/// congestion control `kernel` (`congctl`): the namespace's default cannot be set to one
+/// outside net.ipv4.tcp_allowed_congestion_control (EPERM), a route's can.
+pub(super) fn route_congctl(kernel: &str) -> String {
+    let each = format!("while read -r r; do ip route change $r congctl {kernel} || exit 1; done");
+    format!(" && ip route show | {{ {each}; }}")
+}
+
 impl NginxScheme {
     /// Parses the text after `nginx-`: `[hls-]tcp-KERNELCC` or `[hls-]shim-CC[@UNDERLAY]`.
     pub fn parse(rest: &str) -> Result<NginxScheme, String> {
@@ -182,37 +231,8 @@ impl NginxScheme {
             Some(r) => (Content::Hls, r),
             None => (Content::File, rest),
         };
-        let governor = Self::parse_governor(rest)?;
+        let governor = parse_governor(rest, "nginx", "nginx-[hls-]", DEFAULT_UNDERLAY)?;
         Ok(NginxScheme { governor, content })
-    }
-
-    /// Parses `tcp-KERNELCC` or `shim-CC[@UNDERLAY]`.
-    fn parse_governor(rest: &str) -> Result<Governor, String> {
-        let forms = "nginx-[hls-]tcp-KERNELCC (plain nginx) or nginx-[hls-]shim-CC[@UNDERLAY] (nginx under \
-                     libalcc_preload.so)";
-        if let Some(kernel) = rest.strip_prefix("tcp-") {
-            if !KERNEL_CCS.contains(&kernel) {
-                return Err(format!("plain nginx schemes are nginx-tcp-{}", KERNEL_CCS.join("|nginx-tcp-")));
-            }
-            return Ok(Governor::Kernel(kernel.to_string()));
-        }
-        let Some(shim) = rest.strip_prefix("shim-") else {
-            return Err(format!("expected {forms}"));
-        };
-        let (cc, underlay) = shim.rsplit_once('@').unwrap_or((shim, DEFAULT_UNDERLAY));
-        if !is_cc_spec(cc) || cc.eq_ignore_ascii_case("none") {
-            return Err(format!("`{cc}` is not a controller spec (like copa or copa:delta=0.5)"));
-        }
-        if !is_word(underlay) {
-            return Err(format!("`{underlay}` is not a kernel congestion control name (cubic, reno, bbr)"));
-        }
-        if alcc_cc::registry::entry(cc).is_ok_and(|e| e.needs_receiver()) {
-            return Err(format!(
-                "`{cc}` keeps a model at the receiver (framed mode); the shim governs kernel-mode \
-                 connections to unmodified clients only"
-            ));
-        }
-        Ok(Governor::Shim { cc: cc.to_string(), underlay: underlay.to_string() })
     }
 
     /// The shim library used by runs of the `alcc` binary `alcc`: the file beside it.
@@ -312,13 +332,7 @@ impl Kind for NginxScheme {
             conf_q = run.quoted(&conf),
         );
         let (prepare, env) = match &self.governor {
-            Governor::Kernel(k) => {
-                // Every route of the server's namespace carries the congestion control
-                // (`congctl`): the namespace's default cannot be set to one outside
-                // net.ipv4.tcp_allowed_congestion_control (EPERM), a route's can.
-                let each = format!("while read -r r; do ip route change $r congctl {k} || exit 1; done");
-                (format!(" && ip route show | {{ {each}; }}"), String::new())
-            }
+            Governor::Kernel(k) => (route_congctl(k), String::new()),
             Governor::Shim { cc, underlay } => (
                 String::new(),
                 format!(
