@@ -249,7 +249,15 @@ fn serve(args: ServeArgs) -> Result<()> {
     if args.http && mode != Mode::Kernel {
         bail!("--http needs --mode kernel: in framed and udp modes the client sends only ACKs");
     }
-    // Refuse a bad controller spec before listening, not per connection (a Python class is
+    // The TCP port is bound and listening before the slow part of the set-up (importing a
+    // Python controller, loading the BPF underlay: a second or more on a loaded machine), so a
+    // client that connects meanwhile waits in the backlog instead of being refused; the
+    // "listening" line below still comes only when the server is ready. A set-up error exits
+    // before any connection is accepted.
+    let tcp = (mode != Mode::Udp)
+        .then(|| TcpListener::bind(&bind).with_context(|| format!("binding {bind}")))
+        .transpose()?;
+    // Refuse a bad controller spec before serving, not per connection (a Python class is
     // imported now).
     let source = ControllerSource::for_streams(&cc, mode)?;
     // The BPF underlay is loaded once, before listening, and kept while the server runs:
@@ -267,10 +275,9 @@ fn serve(args: ServeArgs) -> Result<()> {
             r.name()
         );
     }
-    if mode == Mode::Udp {
+    let Some(listener) = tcp else {
         return serve_udp(&args, &bind, &options, size);
-    }
-    let listener = TcpListener::bind(&bind).with_context(|| format!("binding {bind}"))?;
+    };
     println!("alcc serve: listening on {}", listener.local_addr()?);
     io::stdout().flush()?;
     let telemetry = args.telemetry.as_deref().map(Telemetry::create).transpose()?;

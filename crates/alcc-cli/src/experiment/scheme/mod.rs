@@ -480,6 +480,11 @@ pub fn is_cc_spec(s: &str) -> bool {
 
 /// The warning of a controller the registry does not know.
 pub fn unknown_cc_warning(cc: &str) -> Option<String> {
+    // `py:module:Class` is a controller written in Python, which `alcc serve` imports at start
+    // (docs/python.md); a module it cannot import fails the run with Python's traceback.
+    if cc.starts_with("py:") {
+        return None;
+    }
     alcc_cc::registry::entry(cc)
         .is_err()
         .then(|| format!("`{cc}` is not a registered controller; its runs will fail"))
