@@ -56,7 +56,8 @@
 //! that is how a failure wakes a waiter). Level- and edge-triggered; one edge per
 //! transition from full to room (flow/shared.rs module docs). C: `alcc_writable_fd`.
 //! [`AlccStream::from_shared_fd`] takes over a `dup` of a socket the application keeps
-//! using (the engine leaves O_NONBLOCK alone and passes MSG_DONTWAIT), ended with
+//! using (the engine leaves O_NONBLOCK alone and passes MSG_DONTWAIT, and leaves a closed
+//! connection's pending error for the application to read), ended with
 //! [`AlccStream::release`] (close(2) semantics: flush, then let go without a FIN) or
 //! [`AlccStream::finish`] (shutdown(SHUT_WR)); crates/alcc-preload builds on them. In a
 //! forked child the first flow starts a driver of its own; flows inherited from the parent

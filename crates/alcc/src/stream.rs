@@ -80,8 +80,11 @@ impl AlccStream {
     /// file that all those descriptors share. The engine needs no O_NONBLOCK: every call it
     /// makes on the socket passes MSG_DONTWAIT (so a range handed to
     /// [`send_file`](Self::send_file) is read into a buffer and written, not sent by
-    /// sendfile(2), which has no such flag). End such a stream with
-    /// [`release`](Self::release) when the application's descriptor closes.
+    /// sendfile(2), which has no such flag). The socket's pending error is the application's
+    /// to read too (reading SO_ERROR clears it): when the connection closes, the engine leaves
+    /// it and fails the flow with a reset of its own only if bytes it sent were still
+    /// unacknowledged. End such a stream with [`release`](Self::release) when the
+    /// application's descriptor closes.
     pub fn from_shared_fd(fd: OwnedFd, options: &Options) -> Result<AlccStream> {
         let control = Control::build(&options.cc, options, options.mode)?;
         AlccStream::from_fd_under(fd, options, control, FileSends::Read)

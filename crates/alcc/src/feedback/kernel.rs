@@ -22,6 +22,8 @@ use crate::sys::{self, Stamp, StampKind, TcpInfo};
 /// Kernel-mode feedback for one TCP socket.
 #[derive(Debug, Default)]
 pub struct KernelFeedback {
+    /// What a closed connection's pending error is left to.
+    closed: ClosedSocket,
     stamps: Vec<Stamp>,
     acked_base: Option<u64>,
     retrans_seen: u32,
@@ -39,11 +41,43 @@ pub struct KernelFeedback {
     pub ack_latency_max_us: u64,
 }
 
+/// Who reads the pending error (SO_ERROR, which reading clears) of a socket whose TCP_INFO
+/// shows the connection closed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClosedSocket {
+    /// The engine owns the socket: it takes the error and fails the flow with it.
+    #[default]
+    TakeError,
+    /// The application shares the socket ([`AlccStream::from_shared_fd`](crate::AlccStream::from_shared_fd):
+    /// an unmodified program under the preload shim) and must find the error itself, on its
+    /// `recv`, its `SO_ERROR` or as EPOLLERR: the engine leaves it, and fails the flow with a
+    /// reset of its own only when bytes it sent were still unacknowledged (a connection that
+    /// closed with everything delivered has nothing left for the flow to lose).
+    LeaveError,
+}
+
+impl ClosedSocket {
+    /// The error that ends a flow on `fd`, whose connection TCP_INFO shows closed, with
+    /// `in_flight` bytes unacknowledged; `None`: none.
+    fn error(self, fd: RawFd, in_flight: u64) -> io::Result<Option<io::Error>> {
+        match self {
+            ClosedSocket::TakeError => sys::take_socket_error(fd),
+            ClosedSocket::LeaveError => Ok((in_flight > 0).then(|| {
+                io::Error::new(
+                    io::ErrorKind::ConnectionReset,
+                    "the connection closed with bytes unacknowledged (its error is left to the application \
+                     that shares the socket)",
+                )
+            })),
+        }
+    }
+}
+
 impl KernelFeedback {
     /// A source for a socket on which [`sys::enable_ack_timestamps`] was just called, before
-    /// any byte was written.
-    pub fn new() -> KernelFeedback {
-        KernelFeedback::default()
+    /// any byte was written; `closed` says who reads the error of a closed connection.
+    pub fn new(closed: ClosedSocket) -> KernelFeedback {
+        KernelFeedback { closed, ..KernelFeedback::default() }
     }
 
     /// The TCP_INFO read by the last [`collect`](FeedbackSource::collect).
@@ -171,7 +205,7 @@ impl FeedbackSource for KernelFeedback {
         // The socket's pending error (a reset, a timeout) is read only once TCP_INFO shows
         // the connection closed, which every such error does: no SO_ERROR call per step.
         if info.is_closed() {
-            if let Some(e) = sys::take_socket_error(fd)? {
+            if let Some(e) = self.closed.error(fd, chunks.bytes_in_flight())? {
                 return Err(e);
             }
         }
@@ -217,7 +251,7 @@ mod tests {
 
     #[test]
     fn stamps_keep_matching_chunks_across_the_32_bit_wrap() {
-        let mut f = KernelFeedback::new();
+        let mut f = KernelFeedback::new(ClosedSocket::TakeError);
         let mut chunks = SentChunks::new();
         let mut out = Vec::new();
         let now = Time::from_millis(10_000);
@@ -294,7 +328,7 @@ mod tests {
         let (_receiver, _) = listener.accept().unwrap();
         let fd = sender.as_raw_fd();
         sys::enable_ack_timestamps(fd).unwrap();
-        let mut f = KernelFeedback::new();
+        let mut f = KernelFeedback::new(ClosedSocket::TakeError);
         let mut l = SentChunks::new();
         let mut out = Vec::new();
         // The flow's first step reads TCP_INFO before anything is written.

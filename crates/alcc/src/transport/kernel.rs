@@ -13,7 +13,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use crate::feedback::kernel::KernelFeedback;
+use crate::feedback::kernel::{ClosedSocket, KernelFeedback};
 use crate::flow::send_queue::shrank;
 use crate::sys;
 use crate::transport::{OutChunk, Payload};
@@ -38,6 +38,15 @@ pub(crate) enum FileSends {
 }
 
 impl FileSends {
+    /// Who reads a closed connection's error: the engine when it owns the socket, the
+    /// application when it shares it (the reason for [`FileSends::Read`]).
+    fn closed_socket(self) -> ClosedSocket {
+        match self {
+            FileSends::Sendfile => ClosedSocket::TakeError,
+            FileSends::Read => ClosedSocket::LeaveError,
+        }
+    }
+
     /// Sends `len` bytes of `file` at `offset` into socket `fd`; returns the bytes taken.
     fn send(self, fd: RawFd, scratch: &mut Vec<u8>, chunk: &OutChunk<'_>) -> io::Result<usize> {
         match (self, chunk.payload) {
@@ -68,7 +77,7 @@ pub(crate) struct KernelTransport {
 impl KernelTransport {
     /// A transport for a socket on which nothing was written yet.
     pub fn new(files: FileSends) -> KernelTransport {
-        KernelTransport { feedback: KernelFeedback::new(), files, scratch: Vec::new() }
+        KernelTransport { feedback: KernelFeedback::new(files.closed_socket()), files, scratch: Vec::new() }
     }
 
     /// Whether a file chunk of `len` bytes goes by sendfile (see [`MIN_SENDFILE`]).
