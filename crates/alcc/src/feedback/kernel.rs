@@ -243,6 +243,29 @@ mod tests {
     use std::net::{TcpListener, TcpStream};
     use std::os::fd::AsRawFd;
 
+    #[test]
+    fn a_shared_socket_keeps_its_reset_for_the_application() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        sys::set_linger_zero(client.as_raw_fd()).unwrap();
+        drop(client);
+        let fd = server.as_raw_fd();
+        let t0 = std::time::Instant::now();
+        while !sys::tcp_info(fd).unwrap().is_closed() {
+            assert!(t0.elapsed() < std::time::Duration::from_secs(5), "the reset did not arrive");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // Everything delivered: no error for the flow, and the socket's error stays.
+        assert!(ClosedSocket::LeaveError.error(fd, 0).unwrap().is_none());
+        let e = ClosedSocket::LeaveError.error(fd, 1448).unwrap().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
+        // The engine that owns a socket takes the error, once.
+        let e = ClosedSocket::TakeError.error(fd, 0).unwrap().unwrap();
+        assert_eq!(e.raw_os_error(), Some(libc::ECONNRESET), "{e}");
+        assert!(ClosedSocket::TakeError.error(fd, 0).unwrap().is_none());
+    }
+
     /// The stamp id the kernel reports for a write ending at offset `end`: the offset of its
     /// last byte modulo 2^32 (SOF_TIMESTAMPING_OPT_ID with OPT_ID_TCP).
     fn id_of(end: u64) -> u32 {
