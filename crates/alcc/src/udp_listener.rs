@@ -4,7 +4,7 @@
 //! meanwhile wait in its queue (as TCP's listen backlog holds connections) instead of being
 //! answered with ICMP port unreachable, which a client reads as "connection refused".
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::time::{Duration, Instant};
@@ -15,9 +15,11 @@ use crate::stream::{wait_hello, AlccStream};
 use crate::sys;
 
 /// How long a started peer's further start requests are ignored. A client repeats its
-/// request every 200 ms until the first datagram arrives, so copies of it can wait in the
-/// listening queue behind it; they must not start a second flow to the same client.
-pub const REPEATED_REQUEST_WINDOW: Duration = Duration::from_secs(60);
+/// request every 200 ms until the first datagram arrives, so copies of it wait in the
+/// listening queue; they must not start a second flow to the same client. Those queued at
+/// the accept are drained then; this window covers a copy the kernel was still delivering.
+/// Short, because a new client may get the same address (port) later.
+pub const REPEATED_REQUEST_WINDOW: Duration = Duration::from_secs(2);
 
 /// A UDP port whose clients each get their own flow (one socket per client, SO_REUSEADDR).
 #[derive(Debug)]
@@ -25,6 +27,8 @@ pub struct AlccUdpListener {
     socket: UdpSocket,
     local: SocketAddr,
     started: HashMap<SocketAddr, Instant>,
+    /// Clients whose start requests were read while draining, in arrival order.
+    waiting: VecDeque<SocketAddr>,
 }
 
 impl AlccUdpListener {
@@ -36,7 +40,12 @@ impl AlccUdpListener {
                 Ok(fd) => {
                     let socket = UdpSocket::from(fd);
                     let local = socket.local_addr()?;
-                    return Ok(AlccUdpListener { socket, local, started: HashMap::new() });
+                    return Ok(AlccUdpListener {
+                        socket,
+                        local,
+                        started: HashMap::new(),
+                        waiting: VecDeque::new(),
+                    });
                 }
                 Err(e) => last = Some(e),
             }
@@ -56,16 +65,42 @@ impl AlccUdpListener {
     }
 
     /// Waits for a client's start request and sends to that client under `options`, on a
-    /// socket of its own. Repeated requests of a client started within
-    /// [`REPEATED_REQUEST_WINDOW`] are ignored.
+    /// socket of its own. Copies of that client's request already queued are dropped, and
+    /// its requests within [`REPEATED_REQUEST_WINDOW`] are ignored.
     pub fn accept(&mut self, options: &Options) -> Result<(AlccStream, SocketAddr)> {
         let now = Instant::now();
         self.started.retain(|_, at| now.duration_since(*at) < REPEATED_REQUEST_WINDOW);
         let started = &self.started;
-        let peer = wait_hello(&self.socket, |p| !started.contains_key(&p))?;
+        let peer = loop {
+            match self.waiting.pop_front() {
+                Some(p) if started.contains_key(&p) => continue,
+                Some(p) => break p,
+                None => break wait_hello(&self.socket, |p| !started.contains_key(&p))?,
+            }
+        };
         self.started.insert(peer, Instant::now());
         let socket = UdpSocket::from(sys::udp_socket_shared(&self.local)?);
         socket.connect(peer)?;
+        // From now on the client's datagrams reach its own socket: what it sent before and
+        // still waits here is a copy of its request. Other clients' requests are kept.
+        self.drain_requests(peer)?;
         Ok((AlccStream::start_udp(socket, options)?, peer))
+    }
+
+    /// Reads every datagram queued on the listening socket, keeping the start requests of
+    /// clients other than `started` (once each) for the next accepts.
+    fn drain_requests(&mut self, started: SocketAddr) -> io::Result<()> {
+        self.socket.set_nonblocking(true)?;
+        let result = loop {
+            match wait_hello(&self.socket, |_| true) {
+                Ok(p) if p != started && !self.waiting.contains(&p) => self.waiting.push_back(p),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        self.socket.set_nonblocking(false)?;
+        result
     }
 }

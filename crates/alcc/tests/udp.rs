@@ -192,3 +192,33 @@ fn a_udp_listener_keeps_listening_while_it_serves_and_ignores_repeated_requests(
     assert_eq!((port_a, got_a.unwrap()), (peer_a.port(), (total, sum_a)));
     assert_eq!((port_b, got_b.unwrap()), (peer_b.port(), (total, sum_b)));
 }
+
+/// Found by the soak: a new client whose ephemeral port an earlier client of the listener
+/// had used a minute before was ignored (its requests taken for the earlier one's copies),
+/// and waited in vain. Copies are now drained at the accept; only a short window remains.
+#[test]
+fn a_udp_listener_accepts_a_new_client_on_an_earlier_clients_port() {
+    use alcc::wire::Frame;
+    let mut listener = alcc::AlccUdpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let addr = listener.local_addr();
+    let mut hello = Vec::new();
+    Frame::Hello { spec: "udp".into() }.encode(&mut hello).unwrap();
+    let first = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = first.local_addr().unwrap().port();
+    // Three copies of the request queue up before the server accepts.
+    for _ in 0..3 {
+        first.send_to(&hello, addr).unwrap();
+    }
+    thread::sleep(Duration::from_millis(50));
+    let (flow, peer) = listener.accept(&udp("fixed:window=4")).unwrap();
+    assert_eq!(peer.port(), port);
+    flow.abort();
+    drop(first);
+    thread::sleep(alcc::udp_listener::REPEATED_REQUEST_WINDOW + Duration::from_millis(100));
+    let second = UdpSocket::bind(("127.0.0.1", port)).unwrap();
+    second.send_to(&hello, addr).unwrap();
+    let (flow, peer) = listener.accept(&udp("fixed:window=4")).expect("the new client is accepted");
+    assert_eq!(peer.port(), port);
+    flow.abort();
+}

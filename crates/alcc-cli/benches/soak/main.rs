@@ -11,7 +11,10 @@
 //! `--quick` (the CI form: 300 transfers, 200 over loopback; else 10 000, 3 000 emulated), `--loopback N`, `--emulated N`,
 //! `--loopback-lanes N`, `--emulated-lanes N` (concurrent transfers), `--max-size BYTES`,
 //! `--block N` (transfers between samples), `--seed N`, `--rate-mbps R`, `--delay-ms D`,
-//! `--loss P` (the emulated link, both directions), `--series FILE` (the samples as CSV).
+//! `--loss P` (the emulated link, both directions), `--series FILE` (the samples as CSV),
+//! `--grouping none|peer` (default none: the server runs each flow alone; `peer` couples the
+//! flows to one peer, alcc's default, which stalls here: bench/soak-results.md),
+//! `--modes kernel,framed,udp|kernel,framed` (default all three).
 //! `SOAK_TRACE=1` prints every transfer as the client and the server see it.
 
 mod client;
@@ -61,6 +64,8 @@ fn parse_args() -> Result<Args, String> {
             loopback_lanes: 4,
             emulated_lanes: if quick { 4 } else { 8 },
             max_size: 10_000_000,
+            coupled: false,
+            udp: true,
         },
         quick,
         serve: false,
@@ -99,6 +104,20 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or(format!("soak: --loss {v:?} is not in [0, 1)"))?;
             }
             "--series" => a.series = Some(value(k)?),
+            "--modes" => {
+                a.spec.udp = match value(k)?.as_str() {
+                    "kernel,framed,udp" => true,
+                    "kernel,framed" => false,
+                    v => return Err(format!("soak: --modes {v:?}: kernel,framed,udp or kernel,framed")),
+                }
+            }
+            "--grouping" => {
+                a.spec.coupled = match value(k)?.as_str() {
+                    "peer" => true,
+                    "none" => false,
+                    v => return Err(format!("soak: --grouping {v:?}: peer or none")),
+                }
+            }
             other => return Err(format!("soak: unknown argument {other:?}")),
         }
     }
@@ -342,8 +361,10 @@ fn run(args: &Args) -> Result<bool, String> {
     let pid = server.child.id();
     let transfers = plan::plan(spec);
     println!(
-        "soak: {} transfers ({} loopback over {} lanes, {} through the emulator over {} lanes at {} Mbit/s, {} ms each way, {:.1} % loss each way), sizes 0-{} B log-uniform, seed {}",
+"soak: {} transfers (grouping {}, modes {}; {} loopback over {} lanes, {} through the emulator over {} lanes at {} Mbit/s, {} ms each way, {:.1} % loss each way), sizes 0-{} B log-uniform, seed {}",
         transfers.len(),
+        if spec.coupled { "by peer" } else { "none" },
+        if spec.udp { "kernel, framed, udp" } else { "kernel, framed" },
         spec.loopback,
         spec.loopback_lanes,
         spec.emulated,

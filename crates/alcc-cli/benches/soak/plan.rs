@@ -100,6 +100,11 @@ pub struct PlanSpec {
     pub emulated_lanes: usize,
     /// Largest transfer, bytes.
     pub max_size: u64,
+    /// Whether the server couples its flows to one peer (alcc's default, `Grouping::ByPeer`)
+    /// or runs each alone (`Grouping::None`).
+    pub coupled: bool,
+    /// Whether UDP mode is in the mix (kernel and framed always are).
+    pub udp: bool,
 }
 
 impl PlanSpec {
@@ -120,6 +125,11 @@ impl PlanSpec {
         ]
         .into_iter()
         .flat_map(|(k, v)| [k.to_string(), v.to_string()])
+        .chain(["--grouping".to_string(), if self.coupled { "peer" } else { "none" }.to_string()])
+        .chain([
+            "--modes".to_string(),
+            if self.udp { "kernel,framed,udp" } else { "kernel,framed" }.to_string(),
+        ])
         .collect()
     }
 }
@@ -168,7 +178,8 @@ pub fn plan(spec: &PlanSpec) -> Vec<Transfer> {
         let mode = match rng.random_range(0..10) {
             0..=4 => Mode::Kernel,
             5..=7 => Mode::Framed,
-            _ => Mode::Udp,
+            _ if spec.udp => Mode::Udp,
+            _ => Mode::Kernel,
         };
         let ccs = controllers(mode);
         let cc = ccs[rng.random_range(0..ccs.len())].to_string();

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use alcc::{AlccStream, AlccUdpListener, Mode, Options};
+use alcc::{AlccStream, AlccUdpListener, Grouping, Mode, Options};
 
 use crate::content;
 use crate::plan::{plan, PlanSpec, Transfer};
@@ -53,8 +53,9 @@ impl Lane {
 }
 
 /// Sends one transfer; returns the bytes sent once the close succeeded.
-fn send(lane: &mut Lane, t: &Transfer) -> io::Result<u64> {
-    let options = Options::with_cc(&t.cc).mode(t.mode);
+fn send(lane: &mut Lane, t: &Transfer, coupled: bool) -> io::Result<u64> {
+    let grouping = if coupled { Grouping::ByPeer } else { Grouping::None };
+    let options = Options { grouping, ..Options::with_cc(&t.cc).mode(t.mode) };
     let mut stream = lane.accept(t, &options)?;
     let mut sent = 0u64;
     while sent < t.size {
@@ -75,6 +76,7 @@ fn say(out: &Mutex<io::Stdout>, line: &str) {
 /// Runs the server until every lane has served its transfers and stdin ends.
 pub fn run(spec: &PlanSpec) -> io::Result<()> {
     let transfers = Arc::new(plan(spec));
+    let coupled = spec.coupled;
     let lanes: Vec<Lane> = (0..spec.lanes()).map(|_| Lane::bind()).collect::<io::Result<_>>()?;
     let out = Arc::new(Mutex::new(io::stdout()));
     let ports: Vec<String> =
@@ -87,8 +89,9 @@ pub fn run(spec: &PlanSpec) -> io::Result<()> {
             let (transfers, out) = (transfers.clone(), out.clone());
             thread::spawn(move || {
                 for t in transfers.iter().filter(|t| t.lane == n) {
-                    let outcome =
-                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| send(&mut lane, t)));
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        send(&mut lane, t, coupled)
+                    }));
                     let line = match outcome {
                         Ok(Ok(n)) => format!("done {} ok {n}", t.index),
                         Ok(Err(e)) => format!("done {} error {:?}: {e}", t.index, e.kind()),
