@@ -135,14 +135,18 @@ fn summary(name: &str, d: &DirectionReport) {
     let secs = d.wall_us as f64 / 1e6;
     eprintln!(
         "alcc link: {name}: {} packets in, {} out ({:.2} Mbit/s of {:.2}), {} dropped by the queue, \
-         {} lost at random; writes late by {:.1} us on average (max {} us); relay CPU {:.1} %",
+         {} lost at random, {} dropped by the sending device's queue; writes late by {:.1} us on average (p50 {} p99 {} p99.9 {} max {} us); relay CPU {:.1} %",
         c.arrivals + d.lost,
         c.departures,
         c.departure_bytes as f64 * 8.0 / secs.max(1e-9) / 1e6,
         c.opportunities as f64 * 1500.0 * 8.0 / secs.max(1e-9) / 1e6,
         c.drops,
         d.lost,
+        d.device_drops.map_or("?".to_string(), |n| n.to_string()),
         d.lateness.mean_us(),
+        d.lateness.p50_us,
+        d.lateness.p99_us,
+        d.lateness.p999_us,
         d.lateness.max_us,
         d.cpu_us as f64 / d.wall_us.max(1) as f64 * 100.0,
     );

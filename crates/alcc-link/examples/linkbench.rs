@@ -61,7 +61,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!(
         "{label} | {cc} | queue {} | capacity {:.2} Mbit/s | utilization {:.3} | goodput {:.2} Mbit/s | \
          p50 {:.1} ms p95 {:.1} ms one-way | relay CPU down {:.1} % up {:.1} % | lateness down mean {:.1} us \
-         max {} us >500us {} of {}",
+         p50 {} p99 {} p99.9 {} max {} us >500us {} of {} | device drops down {}",
         queue,
         schedule.capacity_bps() / 1e6,
         w.utilization(),
@@ -71,9 +71,13 @@ fn main() -> Result<(), Box<dyn Error>> {
         cpu(&report.downlink),
         cpu(&report.uplink),
         report.downlink.lateness.mean_us(),
+        report.downlink.lateness.p50_us,
+        report.downlink.lateness.p99_us,
+        report.downlink.lateness.p999_us,
         report.downlink.lateness.max_us,
         report.downlink.lateness.over_500us,
         report.downlink.lateness.packets,
+        report.downlink.device_drops.map_or("?".to_string(), |n| n.to_string()),
     );
     Ok(())
 }

@@ -280,8 +280,11 @@ impl Testbed {
     fn shutdown(&mut self) -> TestbedReport {
         self.stop.store(true, Ordering::Relaxed);
         let mut reports = self.relays.drain(..).map(|h| h.join().unwrap_or_default());
-        let uplink = reports.next().unwrap_or_default();
-        let downlink = reports.next().unwrap_or_default();
+        let mut uplink = reports.next().unwrap_or_default();
+        let mut downlink = reports.next().unwrap_or_default();
+        // What each direction's sending device dropped before the relay read it.
+        uplink.device_drops = device_tx_drops(&self.client);
+        downlink.device_drops = device_tx_drops(&self.server);
         TestbedReport { uplink, downlink }
     }
 
@@ -301,7 +304,32 @@ impl Drop for Testbed {
     }
 }
 
+/// Packets the namespace's [`DEVICE`] dropped on transmit (its queue was full): the `dropped`
+/// column of `ip -s link`'s TX statistics; `None` when they cannot be read.
+fn device_tx_drops(ns: &Netns) -> Option<u64> {
+    let out = ip(&["-n", ns.name(), "-s", "-o", "link", "show", "dev", DEVICE]).ok()?;
+    parse_tx_dropped(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The TX `dropped` count of one line of `ip -s -o link show` (sections separated by `\`:
+/// a `TX:` header, then its numbers).
+fn parse_tx_dropped(line: &str) -> Option<u64> {
+    let mut sections = line.split('\\').map(str::trim);
+    sections.find(|s| s.starts_with("TX:"))?;
+    sections.next()?.split_whitespace().nth(3)?.parse().ok()
+}
+
 /// Sets the TCP congestion control of one socket (`cubic`, `reno`, `bbr`, ...).
 pub fn set_congestion_control(socket: &impl AsFd, name: &str) -> std::io::Result<()> {
     sys::set_string_sockopt(socket.as_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, name)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tx_dropped_is_read_from_ip_s_o_link() {
+        let line = "7: alcc0: <POINTOPOINT,UP> mtu 1500 qdisc fq_codel state UNKNOWN qlen 10000\\    link/none \\    RX:  bytes packets errors dropped  missed   mcast \\    10 1 0 0 0 0 \\    TX:  bytes packets errors dropped carrier collsns \\    3000 2 0 17 0 0 ";
+        assert_eq!(super::parse_tx_dropped(line), Some(17));
+        assert_eq!(super::parse_tx_dropped("garbage"), None);
+    }
 }
