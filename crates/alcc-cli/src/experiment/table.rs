@@ -262,13 +262,16 @@ pub fn median(mut v: Vec<f64>) -> Option<f64> {
     Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
 }
 
-/// The end-of-sweep table: per trace and scheme (in first-seen order), the runs ok of all,
-/// and the medians over ok runs of throughput, p95 delay and sender CPU.
+/// The end-of-sweep table: per trace (`TRACE/WORKLOAD` with workloads) and scheme (in
+/// first-seen order), the runs ok of all, and the medians over ok runs of throughput, p95 delay
+/// and sender CPU.
 pub fn medians_table(rows: &[Row]) -> String {
     let mut order: Vec<(String, String)> = Vec::new();
     let mut groups: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
     for r in rows {
-        let key = (r.trace.clone(), r.scheme.clone());
+        let trace =
+            if r.workload.is_empty() { r.trace.clone() } else { format!("{}/{}", r.trace, r.workload) };
+        let key = (trace, r.scheme.clone());
         if !groups.contains_key(&key) {
             order.push(key.clone());
         }
@@ -278,7 +281,7 @@ pub fn medians_table(rows: &[Row]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<16} {:<22} {:>5} {:>10} {:>10} {:>10} {:>8}",
+        "{:<24} {:<22} {:>5} {:>10} {:>10} {:>10} {:>8}",
         "trace", "scheme", "ok", "Mbit/s", "util", "p95 ms", "CPU s"
     );
     for key in order {
@@ -287,7 +290,7 @@ pub fn medians_table(rows: &[Row]) -> String {
         let med = |f: fn(&Row) -> Option<f64>| median(ok.iter().filter_map(|r| f(r)).collect());
         let _ = writeln!(
             out,
-            "{:<16} {:<22} {:>5} {:>10} {:>10} {:>10} {:>8}",
+            "{:<24} {:<22} {:>5} {:>10} {:>10} {:>10} {:>8}",
             key.0,
             key.1,
             format!("{}/{}", ok.len(), g.len()),
@@ -403,5 +406,13 @@ pub(crate) mod tests {
         assert_eq!(lines.len(), 3, "{t}");
         assert!(lines[1].contains("2/3") && lines[1].contains("2.00") && lines[1].contains("20.0"), "{t}");
         assert!(lines[2].contains("0/1") && lines[2].contains(" -"), "{t}");
+        // Workloads are told apart.
+        let mut w = row("a", 0, OK, Some(5.0));
+        w.workload = "four".into();
+        let t = medians_table(&[row("a", 1, OK, Some(1.0)), w]);
+        assert!(
+            t.lines().nth(1).unwrap().starts_with("t ") && t.lines().nth(2).unwrap().starts_with("t/four "),
+            "{t}"
+        );
     }
 }
