@@ -63,8 +63,8 @@ echo "trace,mode,run,agg_mbps,p50_ms,p95_ms,f1,f2,f3,f4" >"$out/results.csv"
 server_cmd() {
   local mode="$1" tag="$2" common="$A serve --cc copa --underlay cubic --bytes 100000000000 --http"
   case "$mode" in
-    coupled) echo "$common --port 9000 --group auto" ;;
-    uncoupled) echo "$common --port 9000 --group none" ;;
+    coupled) echo "$common --port 9000 --group auto --telemetry $out/$tag.tel --telemetry-interval-ms 100" ;;
+    uncoupled) echo "$common --port 9000 --group none --telemetry $out/$tag.tel --telemetry-interval-ms 100" ;;
     manager)
       echo "sh -c '$A manager --socket $out/manager.sock & sleep 0.3; \
 $common --port 9000 --group bench --manager $out/manager.sock & \
