@@ -67,13 +67,14 @@ pub trait Controller: Send {
     fn metrics(&self) -> Metrics;
 
     /// Coupled congestion control ([`crate::fse`], RFC 8699 section 5.3.1): the flow's group
-    /// assigned it `share`, and the controller should continue from it, so that its next
-    /// calculated rate is a change from the rate it was given (step 3(a)'s premise).
+    /// gives the controller a rate to continue from (the group's mean rate,
+    /// [`crate::fse::Coupling::apply`]), so that its next calculated rate is a change from the
+    /// rate it was given (step 3(a)'s premise).
     ///
     /// The default does nothing: the controller keeps its own state, the transport applies
-    /// the share by scaling the controller's decision ([`crate::fse::scale`]), and the group's
+    /// the flow's share by scaling the controller's decision ([`crate::fse::scale`]), and the group's
     /// aggregate becomes the sum of the flows' independent rates, divided by weight. Copa
-    /// sets its window to `share x RTT` (in packets, at least its minimum) and Reno its
+    /// sets its window to `rate x RTT` (in packets, at least its minimum) and Reno its
     /// congestion window (at least two segments). CUBIC keeps the default (its window is a
     /// function of the time since its last loss, which a share would displace for one ACK
     /// only), and so do Verus, Sprout, MDI, `fixed` and Python controllers.

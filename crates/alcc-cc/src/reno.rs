@@ -112,7 +112,7 @@ impl Controller for Reno {
         Decision { window: self.cwnd, pacing_rate: None }
     }
 
-    /// Continues from the group's share: `cwnd = share x RTT` (RFC 8699 section 5.3.1), at
+    /// Continues from the rate the group gave it: `cwnd = rate x RTT` (RFC 8699 section 5.3.1), at
     /// least two segments; ssthresh and recovery are kept.
     fn adopt_share(&mut self, _now: Time, share: &Share) {
         self.cwnd = share.window().max(MIN_WINDOW_SEGMENTS * self.mss);

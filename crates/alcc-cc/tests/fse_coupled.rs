@@ -49,8 +49,9 @@ impl Grouped {
             }
             Some(id) => g.change(id, self.coupling.take_change()).unwrap(),
         };
+        let mean = if g.len() == 1 { share } else { g.aggregate() / g.len() as f64 };
         drop(g);
-        self.coupling.apply(now, Share { rate: share, rtt }, self.inner.as_mut(), self.mss);
+        self.coupling.apply(now, Share { rate: share, rtt }, mean, self.inner.as_mut(), self.mss);
     }
 }
 
@@ -159,6 +160,35 @@ fn couple_with(g: &mut Grouped, now: Time, rtt: Duration) {
         }
         Some(id) => grp.change(id, g.coupling.take_change()).unwrap(),
     };
+    let mean = if grp.len() == 1 { share } else { grp.aggregate() / grp.len() as f64 };
     drop(grp);
-    g.coupling.apply(now, Share { rate: share, rtt }, g.inner.as_mut(), g.mss);
+    g.coupling.apply(now, Share { rate: share, rtt }, mean, g.inner.as_mut(), g.mss);
+}
+
+#[test]
+fn controllers_continue_from_the_mean_and_flows_send_their_weighted_share() {
+    // Two Copa flows, weights 1 and 3, 100 packets per RTT each: both controllers continue
+    // from the mean (100 packets), the flows send 50 and 150 (their decisions are scaled).
+    let rtt = Duration::from_millis(100);
+    let config = Config { mss: 1000, seed: 0 };
+    let group = Arc::new(Mutex::new(FlowGroup::new()));
+    let mut flows: Vec<Grouped> = [1.0, 3.0]
+        .iter()
+        .map(|&w| {
+            let mut c = registry::build("copa", &config).unwrap();
+            c.on_ack(Time::from_millis(100), &ack(0, 1000, Time::ZERO, rtt));
+            c.adopt_share(Time::from_millis(100), &Share { rate: 1_000_000.0, rtt });
+            let mut g = Grouped::new(c, group.clone(), w);
+            g.mss = 1000;
+            g
+        })
+        .collect();
+    for g in flows.iter_mut() {
+        couple_with(g, Time::from_millis(101), rtt);
+    }
+    couple_with(&mut flows[0], Time::from_millis(102), rtt);
+    assert_eq!(flows[0].inner.decision().window, 100_000, "the controller holds the mean");
+    assert_eq!(flows[1].inner.decision().window, 100_000, "the controller holds the mean");
+    assert_eq!(flows[0].decision().window, 50_000, "weight 1 sends a quarter");
+    assert_eq!(flows[1].decision().window, 150_000, "weight 3 sends three quarters");
 }

@@ -299,7 +299,7 @@ impl Controller for Copa {
         Decision { window: self.window_bytes(), pacing_rate: self.pacing_rate() }
     }
 
-    /// Continues from the group's share: `cwnd = share x RTT` in packets (RFC 8699 section
+    /// Continues from the rate the group gave it: `cwnd = rate x RTT` in packets (RFC 8699 section
     /// 5.3.1 for window-based controllers), never below [`MIN_CWND`]. Slow start, velocity,
     /// `delta` and the RTT history are kept: the window moves on from the share.
     fn adopt_share(&mut self, _now: Time, share: &Share) {

@@ -64,19 +64,34 @@ impl Coupling {
         std::mem::take(&mut self.change)
     }
 
-    /// Applies the share the group assigned (RFC 8699 step 3(d)). A share that differs from
-    /// the controller's current rate is offered to the controller; whatever it does not take
-    /// over is applied by scaling its decision. A share equal to its rate (up to rounding,
-    /// [`differs`]) changes nothing. Call after [`observe`](Self::observe).
-    pub fn apply(&mut self, now: Time, share: Share, controller: &mut dyn Controller, min_window: u64) {
+    /// Applies the share the group assigned (RFC 8699 step 3(d)). The controller is offered
+    /// `mean`, the group's aggregate over its number of flows (`S_CR / N`): every controller of
+    /// a group continues from the same rate, so that they steer the aggregate together, in
+    /// step, whatever the weights (with weights 1:2:3:4 each controller would otherwise judge
+    /// its own unequal share against one common target, the heavy flows always pushing down
+    /// and the light ones up, and the aggregate would stand still). The flow then sends its
+    /// weighted `share`: whatever differs from the controller's decision (the weight, or a
+    /// share the controller did not take over) is applied by scaling that decision. A share
+    /// and mean equal to the controller's rate (up to rounding, [`differs`]; a group of one)
+    /// change nothing. Call after [`observe`](Self::observe).
+    pub fn apply(
+        &mut self,
+        now: Time,
+        share: Share,
+        mean: f64,
+        controller: &mut dyn Controller,
+        min_window: u64,
+    ) {
         let Some(current) = self.continued_from else { return };
         self.last_share = Some(share.rate);
-        if !differs(share.rate, current) {
+        if !differs(share.rate, current) && !differs(mean, current) {
             self.assigned = None;
             return;
         }
         self.applied += 1;
-        controller.adopt_share(now, &share);
+        if differs(mean, current) {
+            controller.adopt_share(now, &Share { rate: mean, rtt: share.rtt });
+        }
         let Some(after) = calculated_rate(controller.decision(), share.rtt) else {
             self.assigned = None;
             return;

@@ -17,6 +17,26 @@ pub(crate) struct Groups {
     remote: HashMap<GroupKey, RemoteGroup>,
 }
 
+/// What a flow gets from its group: its weighted share, and the group's mean rate (the
+/// aggregate over its number of flows), which its controller continues from
+/// ([`alcc_cc::fse::Coupling::apply`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Portion {
+    /// `FSE_R(f)`, bytes/s.
+    pub share: f64,
+    /// `S_CR / N`, bytes/s.
+    pub mean: f64,
+}
+
+impl Portion {
+    fn of(group: &FlowGroup, id: FlowId) -> Option<Portion> {
+        let share = group.rate(id).ok()?;
+        // A lone flow's mean is its share, exactly.
+        let mean = if group.len() == 1 { share } else { group.aggregate() / group.len() as f64 };
+        Some(Portion { share, mean })
+    }
+}
+
 /// A flow's id in its group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MemberId {
@@ -28,17 +48,19 @@ pub(crate) enum MemberId {
 
 impl Groups {
     /// Adds a flow with `weight` whose controller calculates `rate` to group `key` (made on
-    /// first use); returns its id and its share.
-    pub fn join(&mut self, key: &GroupKey, weight: f64, rate: f64) -> Option<(FlowId, f64)> {
+    /// first use); returns its id and its [`Portion`].
+    pub fn join(&mut self, key: &GroupKey, weight: f64, rate: f64) -> Option<(FlowId, Portion)> {
         let group = self.groups.entry(key.clone()).or_default();
         let id = group.join(weight, rate).ok()?;
-        Some((id, group.rate(id).ok()?))
+        Some((id, Portion::of(group, id)?))
     }
 
     /// The flow's controller changed its rate by `change` since it last reported: its new
-    /// share (RFC 8699 section 5.3.1 step 3).
-    pub fn change(&mut self, key: &GroupKey, id: FlowId, change: f64) -> Option<f64> {
-        self.groups.get_mut(key)?.change(id, change).ok()
+    /// [`Portion`] (RFC 8699 section 5.3.1 step 3).
+    pub fn change(&mut self, key: &GroupKey, id: FlowId, change: f64) -> Option<Portion> {
+        let group = self.groups.get_mut(key)?;
+        group.change(id, change).ok()?;
+        Portion::of(group, id)
     }
 
     /// The flow's share now (others' changes since its last step included).
@@ -118,7 +140,7 @@ impl Membership {
     /// Reports the controller's `rate` or its `change` and returns the flow's share; joins
     /// at the first call. `None` for an uncoupled flow, and in a manager's group until the
     /// manager answered (or while it cannot be reached).
-    pub fn share(&mut self, groups: &mut Groups, rate: f64, change: f64, now: Time) -> Option<f64> {
+    pub fn share(&mut self, groups: &mut Groups, rate: f64, change: f64, now: Time) -> Option<Portion> {
         let key = self.key.as_ref()?;
         if matches!(key, GroupKey::Managed { .. }) {
             let weight = self.weight;
@@ -170,9 +192,18 @@ mod tests {
         let mut a = Membership::new(Some(key.clone()), 1.0);
         let mut b = Membership::new(Some(key.clone()), 3.0);
         let t = Time::ZERO;
-        assert_eq!(a.share(&mut groups, 1000.0, 0.0, t), Some(1000.0), "alone, its own rate");
-        assert_eq!(b.share(&mut groups, 1000.0, 0.0, t), Some(1500.0));
-        assert_eq!(a.share(&mut groups, 0.0, 400.0, t), Some(600.0), "the aggregate grew to 2400");
+        let share = |p: Option<Portion>| p.map(|p| p.share);
+        assert_eq!(
+            a.share(&mut groups, 1000.0, 0.0, t),
+            Some(Portion { share: 1000.0, mean: 1000.0 }),
+            "alone"
+        );
+        assert_eq!(share(b.share(&mut groups, 1000.0, 0.0, t)), Some(1500.0));
+        assert_eq!(
+            a.share(&mut groups, 0.0, 400.0, t),
+            Some(Portion { share: 600.0, mean: 1200.0 }),
+            "the aggregate grew to 2400"
+        );
         a.leave(&mut groups, t);
         let Some(MemberId::Local(bid)) = b.id else { panic!("b joined locally") };
         assert_eq!(groups.rate(&key, bid), Some(2400.0), "the leaver's share is the other's");

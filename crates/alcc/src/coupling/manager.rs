@@ -210,8 +210,10 @@ impl Member {
                 return bad("Hello twice, or a Share from a member")
             }
         };
+        let mean = if group.len() == 1 { None } else { Some(group.aggregate() / group.len() as f64) };
         Ok(match share {
-            Some((flow, Ok(share))) => Some(Message::Share { flow, share }),
+            // A lone flow's mean is its share, exactly.
+            Some((flow, Ok(share))) => Some(Message::Share { flow, share, mean: mean.unwrap_or(share) }),
             _ => None,
         })
     }

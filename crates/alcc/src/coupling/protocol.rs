@@ -10,7 +10,7 @@
 //! | 3 `Change` | member → manager | flow (u32), the controller's change since the last report (f64, bytes/s) | 13 |
 //! | 4 `Weight` | member → manager | flow (u32), weight (f64) | 13 |
 //! | 5 `Leave` | member → manager | flow (u32) | 5 |
-//! | 129 `Share` | manager → member | flow (u32), share (f64, bytes/s) | 13 |
+//! | 129 `Share` | manager → member | flow (u32), share (f64, bytes/s), the group's mean rate (f64, bytes/s) | 21 |
 //!
 //! [`Decoder`] reads them from a byte stream; anything else (an unknown type, a name that is
 //! not a group name, a weight not finite and above zero, a rate not finite and at least zero,
@@ -57,12 +57,15 @@ pub enum Message {
         /// The flow.
         flow: u32,
     },
-    /// The manager's answer: the flow's share.
+    /// The manager's answer: the flow's share and the group's mean rate (aggregate over flows),
+    /// which its controller continues from.
     Share {
         /// The flow.
         flow: u32,
         /// Bytes/s.
         share: f64,
+        /// Bytes/s.
+        mean: f64,
     },
 }
 
@@ -101,7 +104,10 @@ impl Message {
                 out.push(5);
                 out.extend_from_slice(&flow.to_le_bytes());
             }
-            Message::Share { flow, share } => flow_and(out, 129, *flow, *share),
+            Message::Share { flow, share, mean } => {
+                flow_and(out, 129, *flow, *share);
+                out.extend_from_slice(&mean.to_le_bytes());
+            }
         }
     }
 }
@@ -142,8 +148,8 @@ pub fn decode(buf: &[u8]) -> Result<Option<(Message, usize)>, ProtocolError> {
             Some(&n) if n == 0 || usize::from(n) > MAX_GROUP_NAME => return Err(ProtocolError::BadName),
             Some(&n) => 2 + usize::from(n),
         },
-        2 => 21,
-        3 | 4 | 129 => 13,
+        2 | 129 => 21,
+        3 | 4 => 13,
         5 => 5,
         other => return Err(ProtocolError::UnknownType(other)),
     };
@@ -176,11 +182,13 @@ pub fn decode(buf: &[u8]) -> Result<Option<(Message, usize)>, ProtocolError> {
         4 => Message::Weight { flow: u32_at(b, 1), weight: weight(f64_at(b, 5), "weight")? },
         5 => Message::Leave { flow: u32_at(b, 1) },
         _ => {
-            let share = f64_at(b, 5);
-            if !(share.is_finite() && share >= 0.0) {
-                return Err(ProtocolError::BadNumber(share, "share"));
+            let (share, mean) = (f64_at(b, 5), f64_at(b, 13));
+            for x in [share, mean] {
+                if !(x.is_finite() && x >= 0.0) {
+                    return Err(ProtocolError::BadNumber(x, "share"));
+                }
             }
-            Message::Share { flow: u32_at(b, 1), share }
+            Message::Share { flow: u32_at(b, 1), share, mean }
         }
     };
     Ok(Some((msg, len)))
@@ -227,7 +235,7 @@ mod tests {
             Message::Change { flow: 7, change: -1234.5 },
             Message::Weight { flow: 7, weight: 4.0 },
             Message::Leave { flow: 7 },
-            Message::Share { flow: 9, share: 3e5 },
+            Message::Share { flow: 9, share: 3e5, mean: 2e5 },
         ];
         let mut bytes = Vec::new();
         for m in &msgs {

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use alcc_cc::Time;
 
+use super::groups::Portion;
 use super::protocol::{Decoder, Message};
 
 /// How often a flow reports to the manager, at most (and, while it steps, at least).
@@ -34,7 +35,7 @@ struct RemoteFlow {
     joined: bool,
     pending: f64,
     last_report: Option<Time>,
-    share: Option<f64>,
+    portion: Option<Portion>,
 }
 
 /// One group on the host's manager, as this process sees it.
@@ -70,13 +71,13 @@ impl RemoteGroup {
         let id = self.next_flow;
         self.next_flow = self.next_flow.wrapping_add(1);
         self.flows
-            .insert(id, RemoteFlow { weight, joined: false, pending: 0.0, last_report: None, share: None });
+            .insert(id, RemoteFlow { weight, joined: false, pending: 0.0, last_report: None, portion: None });
         id
     }
 
     /// Reports flow `id`'s controller (its `rate`, and its `change` since the last call) and
-    /// returns its latest share from the manager, if any.
-    pub fn report(&mut self, id: u32, rate: f64, change: f64, now: Time) -> Option<f64> {
+    /// returns its latest portion from the manager, if any.
+    pub fn report(&mut self, id: u32, rate: f64, change: f64, now: Time) -> Option<Portion> {
         self.connect(now);
         let connected = self.conn.is_some();
         let f = self.flows.get_mut(&id)?;
@@ -96,7 +97,7 @@ impl RemoteGroup {
             m.encode(&mut self.backlog);
         }
         self.exchange(now);
-        self.flows.get(&id)?.share
+        self.flows.get(&id)?.portion
     }
 
     /// Sets flow `id`'s weight.
@@ -176,9 +177,9 @@ impl RemoteGroup {
         while let Some(msg) =
             self.decoder.next_message().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
         {
-            if let Message::Share { flow, share } = msg {
+            if let Message::Share { flow, share, mean } = msg {
                 if let Some(f) = self.flows.get_mut(&flow) {
-                    f.share = Some(share);
+                    f.portion = Some(Portion { share, mean });
                 }
             }
         }
@@ -194,7 +195,7 @@ impl RemoteGroup {
         self.retry_at = now;
         for f in self.flows.values_mut() {
             f.joined = false;
-            f.share = None;
+            f.portion = None;
             f.pending = 0.0;
         }
     }

@@ -103,7 +103,9 @@ impl Control {
         let Some(rtt) = rtt.or_else(|| controller.metrics().srtt) else { return };
         let Some(rate) = coupling.observe(controller.as_ref(), rtt) else { return };
         match membership.share(groups, rate, coupling.take_change(), now) {
-            Some(share) => coupling.apply(now, Share { rate: share, rtt }, controller.as_mut(), min_window),
+            Some(p) => {
+                coupling.apply(now, Share { rate: p.share, rtt }, p.mean, controller.as_mut(), min_window)
+            }
             // No share (the manager has not answered, or is gone): the controller's own.
             None => coupling.release(),
         }
