@@ -278,13 +278,15 @@ impl Testbed {
     }
 
     fn shutdown(&mut self) -> TestbedReport {
+        // What each direction's sending device dropped before the relay read it: read while
+        // the relays still hold the devices (they disappear with their last descriptor).
+        let (up_drops, down_drops) = (device_tx_drops(&self.client), device_tx_drops(&self.server));
         self.stop.store(true, Ordering::Relaxed);
         let mut reports = self.relays.drain(..).map(|h| h.join().unwrap_or_default());
         let mut uplink = reports.next().unwrap_or_default();
         let mut downlink = reports.next().unwrap_or_default();
-        // What each direction's sending device dropped before the relay read it.
-        uplink.device_drops = device_tx_drops(&self.client);
-        downlink.device_drops = device_tx_drops(&self.server);
+        uplink.device_drops = up_drops;
+        downlink.device_drops = down_drops;
         TestbedReport { uplink, downlink }
     }
 
