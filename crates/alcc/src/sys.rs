@@ -278,8 +278,21 @@ type ControlBuf = [u64; 32];
 /// a queue of fewer is drained in one system call (a short batch means the queue is empty;
 /// only a full one is followed by another call).
 pub fn drain_error_queue(fd: RawFd, out: &mut Vec<Stamp>) -> io::Result<usize> {
+    thread_local! {
+        /// The control buffers, one set per thread (the driver's, in practice), so that a
+        /// step does not clear 8 KiB each time: the kernel writes what it reports.
+        static CONTROL: std::cell::RefCell<Box<[ControlBuf; ERRQUEUE_BATCH]>> =
+            std::cell::RefCell::new(Box::new([ControlBuf::default(); ERRQUEUE_BATCH]));
+    }
+    CONTROL.with(|c| drain_into(fd, &mut c.borrow_mut(), out))
+}
+
+fn drain_into(
+    fd: RawFd,
+    control: &mut [ControlBuf; ERRQUEUE_BATCH],
+    out: &mut Vec<Stamp>,
+) -> io::Result<usize> {
     let mut count = 0;
-    let mut control = [ControlBuf::default(); ERRQUEUE_BATCH];
     loop {
         // SAFETY: mmsghdr is plain old data; zeroed is a valid empty header.
         let mut msgs: [libc::mmsghdr; ERRQUEUE_BATCH] = unsafe { mem::zeroed() };
