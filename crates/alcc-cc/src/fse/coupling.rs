@@ -21,6 +21,10 @@ use crate::time::Time;
 
 use super::share::{calculated_rate, differs, scale, Share};
 
+/// The longest a coupled flow waits between packets, whatever its share: one packet per this
+/// interval (or per RTT, if longer) keeps ACKs, and with them the controller's updates, coming.
+pub const LIVENESS_INTERVAL: Duration = Duration::from_millis(200);
+
 /// One flow's coupling state (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub struct Coupling {
@@ -97,8 +101,14 @@ impl Coupling {
             return;
         };
         self.continued_from = Some(after);
-        self.assigned = differs(share.rate, after)
-            .then(|| scale(controller.decision(), share.rate / after.max(1e-9), min_window));
+        // Liveness: at least one packet (`min_window`) per RTT or per [`LIVENESS_INTERVAL`],
+        // whichever is longer, whatever the share. A flow held below that gets no ACKs, so its
+        // controller never calculates a new rate and the share never recovers; when the
+        // group's aggregate had fallen to about zero, every flow of the group stopped for good
+        // at the 1 B/s floor of `scale` (bench/soak.sh, --grouping peer).
+        let target = share.rate.max(super::rate_of_window(min_window, share.rtt.max(LIVENESS_INTERVAL)));
+        self.assigned = differs(target, after)
+            .then(|| scale(controller.decision(), target / after.max(1e-9), min_window));
     }
 
     /// The flow has no share now (its group cannot be reached): it runs under its controller's
@@ -126,5 +136,24 @@ impl Coupling {
     /// Whether the flow runs under a scaled decision rather than its controller's own.
     pub fn overrides(&self) -> bool {
         self.assigned.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::Config;
+
+    /// Found by the soak: a share of about zero scaled the flow's pacing rate to 1 B/s, so it
+    /// sent nothing, got no ACKs and never recovered. Now it keeps one packet per 200 ms.
+    #[test]
+    fn a_share_of_nothing_still_sends_one_packet_per_200_ms() {
+        let mut controller = crate::registry::build("fixed:rate=80", &Config::default()).unwrap();
+        let rtt = Duration::from_millis(10);
+        let mut coupling = Coupling::new();
+        let own = coupling.observe(controller.as_ref(), rtt).unwrap();
+        coupling.apply(Time::from_micros(0), Share { rate: 0.0, rtt }, own, controller.as_mut(), 1448);
+        let decision = coupling.decision(controller.as_ref());
+        assert_eq!(decision.pacing_rate, Some(7_240), "one 1448-byte packet per 200 ms");
     }
 }

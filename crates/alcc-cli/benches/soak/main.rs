@@ -12,8 +12,8 @@
 //! `--loopback-lanes N`, `--emulated-lanes N` (concurrent transfers), `--max-size BYTES`,
 //! `--block N` (transfers between samples), `--seed N`, `--rate-mbps R`, `--delay-ms D`,
 //! `--loss P` (the emulated link, both directions), `--series FILE` (the samples as CSV),
-//! `--grouping none|peer` (default none: the server runs each flow alone; `peer` couples the
-//! flows to one peer, alcc's default, which stalls here: bench/soak-results.md),
+//! `--grouping peer|none` (default peer: the server couples its flows to one peer, alcc's
+//! default; none runs each flow alone),
 //! `--modes kernel,framed,udp|kernel,framed` (default all three).
 //! `SOAK_TRACE=1` prints every transfer as the client and the server see it.
 
@@ -64,7 +64,7 @@ fn parse_args() -> Result<Args, String> {
             loopback_lanes: 4,
             emulated_lanes: if quick { 4 } else { 8 },
             max_size: 10_000_000,
-            coupled: false,
+            coupled: true,
             udp: true,
         },
         quick,
