@@ -8,6 +8,8 @@
 //! - a workload (two weighted flows over two server processes, an on/off CUBIC flow and an
 //!   on/off UDP flow): every flow is found in the emulator's flow log and measured, the
 //!   Mahimahi log beside it is unchanged, and Jain's index is in the row;
+//! - a controller written in Python (`alcc-py:examples.python.vegas:Vegas`) runs through the
+//!   emulator like any other (docs/python.md), with the project's `.venv` as `VIRTUAL_ENV`;
 //! - SIGINT in the middle of a sweep: exit 130, the partial run removed, no namespace or
 //!   process of the sweep left, and a rerun completes only what is missing.
 //!
@@ -214,6 +216,53 @@ fn two_shards_merged_are_the_whole_sweep() {
 }
 
 /// The folder `alcc experiment run` looks in for the authors' programs (`make refs`).
+/// The repository's root (the `alcc` Python package is installed in its `.venv` by `make build`).
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn a_python_controller_runs_through_the_emulator() {
+    let venv = repo_root().join(".venv");
+    let installed = Command::new(venv.join("bin/python"))
+        .args(["-c", "import alcc"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    alcc_testenv::require!(sweep_needs().that(
+        installed,
+        &format!("the alcc Python package is not installed in {} (make build)", venv.display())
+    ));
+    let _guard = serial();
+    let dir = TmpDir::new("experiment-py");
+    let spec = write_spec(&dir, &["alcc-py:examples.python.vegas:Vegas"], 4);
+    let out = dir.path("out");
+    let run = Command::new(ALCC)
+        .args(["experiment", "run"])
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .env("VIRTUAL_ENV", &venv)
+        .env("PYTHONPATH", repo_root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("not a registered controller"), "{stderr}");
+    let rows = results(&out);
+    let r = &rows[0];
+    assert_eq!(
+        (r["status"].as_str(), r["cc"].as_str()),
+        (Some("ok"), Some("py:examples.python.vegas:Vegas")),
+        "{r}"
+    );
+    let tput = r["throughput_mbps"].as_f64().unwrap();
+    assert!(tput > 2.0 && tput < 12.5, "Python Vegas: {tput} Mbit/s over a 12 Mbit/s link\n{r}");
+    // The server ran the Python class: its telemetry names it, in the state `python`.
+    let run_dir = out.join(r["dir"].as_str().unwrap());
+    let telemetry = std::fs::read_to_string(run_dir.join("telemetry.jsonl")).unwrap();
+    assert!(telemetry.contains("\"state\":\"python\""), "{}", &telemetry[..telemetry.len().min(400)]);
+}
+
 fn refs_bin() -> PathBuf {
     match std::env::var_os("ALCC_REFS_DIR").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d).join("bin"),
