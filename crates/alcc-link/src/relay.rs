@@ -178,8 +178,8 @@ pub struct DirectionReport {
     pub delivered: u64,
     /// Packets the receiving device refused.
     pub write_errors: u64,
-    /// Packets the sending device dropped before the relay read them (its queue, Linux's
-    /// default 500 packets, was full); `None` if unknown.
+    /// Packets the sending device dropped before the relay read them (its queue,
+    /// [`crate::testbed::DEVICE_QUEUE_PACKETS`], was full); `None` if unknown.
     pub device_drops: Option<u64>,
     /// Scheduling precision of the writes.
     pub lateness: Lateness,

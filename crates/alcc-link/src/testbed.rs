@@ -122,10 +122,17 @@ pub struct Testbed {
     client: Netns,
 }
 
+/// Packets the kernel holds in a TUN device's queue until the relay reads them (Linux's
+/// default is 500: 3 ms at 2 Gbit/s). Packets beyond it are dropped before the emulator sees
+/// them; a longer queue lets a relay that was kept from reading for a moment catch up
+/// instead (what is still dropped is counted: [`DirectionReport::device_drops`]).
+pub const DEVICE_QUEUE_PACKETS: u32 = 10_000;
+
 fn configure(ns: &Netns, local: Ipv4Addr, peer: Ipv4Addr) -> Result<(), LinkError> {
     let n = ns.name();
     ip(&["-n", n, "link", "set", "dev", "lo", "up"])?;
-    ip(&["-n", n, "link", "set", "dev", DEVICE, "mtu", &MTU.to_string(), "up"])?;
+    let qlen = DEVICE_QUEUE_PACKETS.to_string();
+    ip(&["-n", n, "link", "set", "dev", DEVICE, "mtu", &MTU.to_string(), "txqueuelen", &qlen, "up"])?;
     ip(&["-n", n, "addr", "add", &local.to_string(), "peer", &format!("{peer}/32"), "dev", DEVICE])?;
     Ok(())
 }
