@@ -117,15 +117,15 @@ def simulator(seconds: float) -> None:
     )
 
 
-def download(cc, megabytes: int) -> float:
-    """Mbit/s of MEGABYTES sent under cc to a plain TCP reader on loopback (length checked)."""
+def transfer(cc, blocks: int, delivery: str = "inline") -> tuple[float, float]:
+    """(Mbit/s, s) of BLOCKS MiB sent under cc to a plain TCP reader on loopback (length checked)."""
     block = bytes(range(256)) * 4096
-    with alcc.Listener("127.0.0.1", 0, cc=cc) as listener:
+    with alcc.Listener("127.0.0.1", 0, cc=cc, delivery=delivery) as listener:
 
         def serve():
             stream, _ = listener.accept()
             with stream:
-                for _ in range(megabytes):
+                for _ in range(blocks):
                     stream.sendall(block)
 
         sender = threading.Thread(target=serve)
@@ -137,8 +137,13 @@ def download(cc, megabytes: int) -> float:
                 total += len(chunk)
         took = time.perf_counter() - start
         sender.join()
-    assert total == megabytes * len(block), total
-    return total * 8 / took / 1e6
+    assert total == blocks * len(block), total
+    return total * 8 / took / 1e6, took
+
+
+def download(cc, megabytes: int) -> float:
+    """Mbit/s of MEGABYTES sent under cc to a plain TCP reader on loopback."""
+    return transfer(cc, megabytes)[0]
 
 
 def loopback(megabytes: int) -> None:
@@ -242,27 +247,7 @@ class PacedBookkeeper(alcc.Controller):
 
 def paced(cc, seconds: float, rate_mbps: float, delivery: str = "inline") -> tuple[float, float]:
     """(Mbit/s delivered, s) sending rate x seconds worth of bytes under cc on loopback."""
-    block = bytes(1 << 20)
-    blocks = max(1, int(rate_mbps * 1e6 / 8 * seconds) >> 20)
-    with alcc.Listener("127.0.0.1", 0, cc=cc, delivery=delivery) as listener:
-
-        def serve():
-            stream, _ = listener.accept()
-            with stream:
-                for _ in range(blocks):
-                    stream.sendall(block)
-
-        sender = threading.Thread(target=serve)
-        sender.start()
-        total = 0
-        start = time.perf_counter()
-        with socket.create_connection(("127.0.0.1", listener.port)) as sock:
-            while chunk := sock.recv(1 << 20):
-                total += len(chunk)
-        took = time.perf_counter() - start
-        sender.join()
-    assert total == blocks * len(block), total
-    return total * 8 / took / 1e6, took
+    return transfer(cc, max(1, int(rate_mbps * 1e6 / 8 * seconds) >> 20), delivery)
 
 
 def keep_up(seconds: float, top_mbps: float) -> None:

@@ -52,7 +52,15 @@ fn write_spec(dir: &TmpDir, schemes: &[&str], seconds: u32) -> PathBuf {
 }
 
 fn sweep(spec: &Path, out: &Path) -> Output {
-    Command::new(ALCC).args(["experiment", "run"]).arg(spec).arg("--out").arg(out).output().unwrap()
+    sweep_with(spec, out, &[])
+}
+
+/// A sweep whose processes get `env` besides this one's environment.
+fn sweep_with(spec: &Path, out: &Path, env: &[(&str, &Path)]) -> Output {
+    let mut command = Command::new(ALCC);
+    command.args(["experiment", "run"]).arg(spec).arg("--out").arg(out);
+    command.envs(env.iter().copied());
+    command.output().unwrap()
 }
 
 fn results(out: &Path) -> Vec<serde_json::Value> {
@@ -236,15 +244,8 @@ fn a_python_controller_runs_through_the_emulator() {
     let dir = TmpDir::new("experiment-py");
     let spec = write_spec(&dir, &["alcc-py:examples.python.vegas:Vegas"], 4);
     let out = dir.path("out");
-    let run = Command::new(ALCC)
-        .args(["experiment", "run"])
-        .arg(&spec)
-        .arg("--out")
-        .arg(&out)
-        .env("VIRTUAL_ENV", &venv)
-        .env("PYTHONPATH", repo_root())
-        .output()
-        .unwrap();
+    let root = repo_root();
+    let run = sweep_with(&spec, &out, &[("VIRTUAL_ENV", &venv), ("PYTHONPATH", &root)]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("not a registered controller"), "{stderr}");
