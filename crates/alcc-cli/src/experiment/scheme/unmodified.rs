@@ -64,6 +64,29 @@ pub enum Governor {
     },
 }
 
+impl Governor {
+    /// What a run under this governor needs besides the server program: the preload shim
+    /// beside the `alcc` binary that runs the sweep (this same binary).
+    pub fn needs(&self) -> Vec<Need> {
+        let Governor::Shim { .. } = self else { return Vec::new() };
+        let Ok(alcc) = std::env::current_exe() else { return Vec::new() };
+        vec![Need::File {
+            path: NginxScheme::shim_library(&alcc),
+            remedy: "the preload shim is not built: run `make build` (or `cargo build --release -p \
+                     alcc-preload`)"
+                .to_string(),
+        }]
+    }
+
+    /// The warning for a controller the registry does not know (none for the kernel's own).
+    pub fn warning(&self) -> Option<String> {
+        match self {
+            Governor::Kernel(_) => None,
+            Governor::Shim { cc, .. } => unknown_cc_warning(cc),
+        }
+    }
+}
+
 /// What nginx serves, and the client that reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Content {
@@ -372,25 +395,12 @@ impl Kind for NginxScheme {
             Need::Program { name: "ip", install: "iproute2" },
         ];
         needs.extend(self.content.needs());
-        if matches!(self.governor, Governor::Shim { .. }) {
-            // The sweep runs this same binary.
-            if let Ok(alcc) = std::env::current_exe() {
-                needs.push(Need::File {
-                    path: NginxScheme::shim_library(&alcc),
-                    remedy: "the preload shim is not built: run `make build` (or `cargo build --release -p \
-                             alcc-preload`)"
-                        .to_string(),
-                });
-            }
-        }
+        needs.extend(self.governor.needs());
         needs
     }
 
     fn warning(&self) -> Option<String> {
-        match &self.governor {
-            Governor::Kernel(_) => None,
-            Governor::Shim { cc, .. } => unknown_cc_warning(cc),
-        }
+        self.governor.warning()
     }
 
     fn upload(&self) -> Result<Box<dyn Transfer + '_>, String> {

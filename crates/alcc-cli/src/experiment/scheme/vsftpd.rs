@@ -19,7 +19,7 @@
 use std::path::Path;
 
 use super::unmodified::{self, Governor, NginxScheme};
-use super::{unknown_cc_warning, Client, Family, Kind, Need, RunContext, RunMode, Transfer};
+use super::{Client, Family, Kind, Need, RunContext, RunMode, Transfer};
 use crate::experiment::runner::shell_quote;
 
 /// The underlay when a shim scheme names none: Reno. The process that sends vsftpd's data runs
@@ -160,24 +160,12 @@ impl Kind for VsftpdScheme {
             Need::Program { name: "truncate", install: "coreutils" },
             Need::Program { name: "ip", install: "iproute2" },
         ];
-        if matches!(self.governor, Governor::Shim { .. }) {
-            if let Ok(alcc) = std::env::current_exe() {
-                needs.push(Need::File {
-                    path: NginxScheme::shim_library(&alcc),
-                    remedy: "the preload shim is not built: run `make build` (or `cargo build --release -p \
-                             alcc-preload`)"
-                        .to_string(),
-                });
-            }
-        }
+        needs.extend(self.governor.needs());
         needs
     }
 
     fn warning(&self) -> Option<String> {
-        match &self.governor {
-            Governor::Kernel(_) => None,
-            Governor::Shim { cc, .. } => unknown_cc_warning(cc),
-        }
+        self.governor.warning()
     }
 
     fn upload(&self) -> Result<Box<dyn Transfer + '_>, String> {
