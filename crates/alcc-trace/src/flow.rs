@@ -20,7 +20,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use crate::log::{Log, LogError, LogEvent, LogHeader};
+use crate::log::{each_line, Log, LogError, LogEvent, LogHeader};
 use crate::record::{Opportunity, Recording};
 
 /// IP protocol numbers of TCP and UDP.
@@ -119,22 +119,9 @@ impl FlowLog {
 
     /// Parses a flow log; a packet line without its flow field is an error naming the line.
     pub fn parse(name: impl Into<String>, mut input: impl BufRead) -> Result<FlowLog, LogError> {
-        let name = name.into();
         let mut log = Log::default();
         let mut out = FlowLog::default();
-        let mut buf = Vec::new();
-        let mut line_no = 0;
-        loop {
-            buf.clear();
-            let n = input
-                .read_until(b'\n', &mut buf)
-                .map_err(|source| LogError::Io { file: name.clone(), source })?;
-            if n == 0 {
-                out.header = log.header;
-                return Ok(out);
-            }
-            line_no += 1;
-            let err = |problem: String| LogError::Line { file: name.clone(), line: line_no, problem };
+        each_line(name, &mut input, |buf| {
             let line = buf.trim_ascii();
             let is_packet = line.first().is_some_and(|c| *c != b'#')
                 && line
@@ -146,13 +133,13 @@ impl FlowLog {
                 let at = line.iter().rposition(u8::is_ascii_whitespace).unwrap_or(0);
                 let flow = String::from_utf8_lossy(&line[at..]).trim().to_string();
                 if flow.is_empty() || flow.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(err(format!("no flow field in {:?}", String::from_utf8_lossy(line))));
+                    return Err(format!("no flow field in {:?}", String::from_utf8_lossy(line)));
                 }
                 (&line[..at], Some(flow))
             } else {
                 (line, None)
             };
-            log.parse_line(body).map_err(err)?;
+            log.parse_line(body)?;
             match (log.events.pop(), flow) {
                 (Some(LogEvent::Opportunity { at_us, bytes }), _) => {
                     out.opportunities.push(Opportunity { at_us, bytes })
@@ -160,7 +147,10 @@ impl FlowLog {
                 (Some(event), Some(flow)) => out.flows.entry(flow).or_default().push(event),
                 _ => {}
             }
-        }
+            Ok(())
+        })?;
+        out.header = log.header;
+        Ok(out)
     }
 
     /// The recording of the flows `select` accepts (by their text), together, with every

@@ -158,6 +158,30 @@ pub struct Log {
     pub unknown_lines: usize,
 }
 
+/// Calls `parse` on every line of `input` (1-based, for errors), stopping at the first error,
+/// which names `name` and the line; a read error names `name`. Shared by [`Log::parse`] and
+/// [`crate::flow::FlowLog::parse`].
+pub(crate) fn each_line(
+    name: impl Into<String>,
+    input: &mut impl BufRead,
+    mut parse: impl FnMut(&[u8]) -> Result<(), String>,
+) -> Result<(), LogError> {
+    let name = name.into();
+    let mut buf = Vec::new();
+    let mut line_no = 0;
+    loop {
+        buf.clear();
+        let n = input
+            .read_until(b'\n', &mut buf)
+            .map_err(|source| LogError::Io { file: name.clone(), source })?;
+        if n == 0 {
+            return Ok(());
+        }
+        line_no += 1;
+        parse(&buf).map_err(|problem| LogError::Line { file: name.clone(), line: line_no, problem })?;
+    }
+}
+
 impl Log {
     /// Reads a log file; errors name the path as given.
     pub fn read_file(path: impl AsRef<Path>) -> Result<Log, LogError> {
@@ -169,25 +193,9 @@ impl Log {
 
     /// Parses a log from any buffered reader; `name` is used in error messages.
     pub fn parse(name: impl Into<String>, mut input: impl BufRead) -> Result<Log, LogError> {
-        let name = name.into();
         let mut log = Log::default();
-        let mut buf = Vec::new();
-        let mut line_no = 0;
-        loop {
-            buf.clear();
-            let n = input
-                .read_until(b'\n', &mut buf)
-                .map_err(|source| LogError::Io { file: name.clone(), source })?;
-            if n == 0 {
-                return Ok(log);
-            }
-            line_no += 1;
-            log.parse_line(&buf).map_err(|problem| LogError::Line {
-                file: name.clone(),
-                line: line_no,
-                problem,
-            })?;
-        }
+        each_line(name, &mut input, |line| log.parse_line(line))?;
+        Ok(log)
     }
 
     pub(crate) fn parse_line(&mut self, line: &[u8]) -> Result<(), String> {
