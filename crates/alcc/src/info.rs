@@ -51,6 +51,9 @@ pub struct FlowInfo {
     pub stamp_acks: u64,
     /// Chunks acknowledged through TCP_INFO because no ACK timestamp had come for them.
     pub info_acks: u64,
+    /// UDP mode: datagrams that reached the flow's socket without its connection id (another
+    /// flow's, a forgery, garbage), dropped without effect (docs/wire-format.md).
+    pub foreign_datagrams: u64,
     /// Sum over ACK stamps of the time from the kernel stamping the ACK to the driver reading
     /// it, microseconds: divided by `ack_stamps`, the mean user-space feedback latency.
     pub ack_latency_total_us: u64,

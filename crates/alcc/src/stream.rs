@@ -26,7 +26,7 @@ use crate::sys;
 use crate::transport::kernel::FileSends;
 use crate::transport::Transport;
 use crate::underlay::{FlowUnderlay, Underlay};
-use crate::wire::udp::parse_datagram;
+use crate::wire::udp::{is_version1_request, parse_datagram, ConnectionId, VERSION_NOTICE};
 use crate::wire::Frame;
 
 /// The sending side of a flow paced by a user-space controller.
@@ -132,22 +132,25 @@ impl AlccStream {
 
     /// The sending side of UDP mode: waits on `socket` for a client's start request,
     /// connects the socket to that client and sends to it under `options` (one client per
-    /// socket). Datagrams that are not a valid request are ignored while waiting.
+    /// socket), every datagram carrying the connection id of the client's request. Datagrams
+    /// that are not a valid request are ignored while waiting (a version-1 client's request
+    /// is answered with [`VERSION_NOTICE`](crate::wire::udp::VERSION_NOTICE)).
     pub fn accept_udp(socket: UdpSocket, options: &Options) -> Result<(AlccStream, SocketAddr)> {
         // Refused specs fail before anything is read.
         Control::build(&options.cc, options, Mode::Udp)?;
-        Transport::udp(&options.cc)?;
-        let peer = wait_hello(&socket, |_| true)?;
+        Transport::udp(&options.cc, ConnectionId::default())?;
+        let (peer, id) = wait_hello(&socket, |_, _| true)?;
         socket.connect(peer)?;
-        Ok((AlccStream::start_udp(socket, options)?, peer))
+        Ok((AlccStream::start_udp(socket, id, options)?, peer))
     }
 
     /// The sending side of UDP mode on `socket`, already connected to its client, whose
-    /// start request was read (by [`AlccStream::accept_udp`] or [`crate::AlccUdpListener`]).
-    pub(crate) fn start_udp(socket: UdpSocket, options: &Options) -> Result<AlccStream> {
+    /// start request for flow `id` was read (by [`AlccStream::accept_udp`] or
+    /// [`crate::AlccUdpListener`]).
+    pub(crate) fn start_udp(socket: UdpSocket, id: ConnectionId, options: &Options) -> Result<AlccStream> {
         let options = Options { mode: Mode::Udp, ..options.clone() };
         let control = Control::build(&options.cc, &options, Mode::Udp)?;
-        let transport = Transport::udp(&options.cc)?;
+        let transport = Transport::udp(&options.cc, id)?;
         socket.set_nonblocking(true)?;
         AlccStream::start(socket.into(), &options, control, transport, (FlowUnderlay::Kernel, "udp"))
     }
@@ -562,17 +565,25 @@ impl AsRawFd for AlccStream {
     }
 }
 
-/// Reads datagrams from `socket` until a start request (`Hello`) from a peer that `wanted`
-/// accepts; returns that peer. Other datagrams are ignored.
+/// Reads datagrams from `socket` until a start request (`Hello`) for a flow that `wanted`
+/// accepts (the client's address and the connection id it chose); returns those. Other
+/// datagrams are ignored, but a version-1 client's request gets the 8-byte
+/// [`VERSION_NOTICE`], which it reports as an unsupported version instead of waiting in vain.
 pub(crate) fn wait_hello(
     socket: &UdpSocket,
-    mut wanted: impl FnMut(SocketAddr) -> bool,
-) -> io::Result<SocketAddr> {
+    mut wanted: impl FnMut(SocketAddr, ConnectionId) -> bool,
+) -> io::Result<(SocketAddr, ConnectionId)> {
     let mut buf = [0u8; 2048];
     loop {
         let (n, peer) = socket.recv_from(&mut buf)?;
-        if matches!(parse_datagram(&buf[..n]), Ok(Frame::Hello { .. })) && wanted(peer) {
-            return Ok(peer);
+        match parse_datagram(&buf[..n]) {
+            Ok((id, Frame::Hello { .. })) if wanted(peer, id) => return Ok((peer, id)),
+            Ok(_) => {}
+            Err(_) if is_version1_request(&buf[..n]) => {
+                // Lost like any datagram if the socket's buffer is full.
+                let _ = socket.send_to(&VERSION_NOTICE, peer);
+            }
+            Err(_) => {}
         }
     }
 }

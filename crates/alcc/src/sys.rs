@@ -723,6 +723,28 @@ pub fn process_id() -> u32 {
     unsafe { libc::getpid() as u32 }
 }
 
+/// Eight random bytes from the kernel (getrandom(2), which blocks only until the kernel's
+/// pool is first initialised, early at boot).
+pub fn random_u64() -> io::Result<u64> {
+    let mut bytes = [0u8; 8];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        let rest = &mut bytes[filled..];
+        // SAFETY: `rest` is a valid, writable buffer of `rest.len()` bytes.
+        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        match n {
+            n if n > 0 => filled += n as usize,
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(u64::from_ne_bytes(bytes))
+}
+
 /// Closes a raw descriptor that no Rust owner will close (a forked child's copy of a
 /// descriptor owned by a thread that does not exist in the child).
 pub fn close_raw(fd: RawFd) {

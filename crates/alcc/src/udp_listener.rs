@@ -3,6 +3,14 @@
 //! listening socket stays unconnected, so the start requests of clients that arrive
 //! meanwhile wait in its queue (as TCP's listen backlog holds connections) instead of being
 //! answered with ICMP port unreachable, which a client reads as "connection refused".
+//!
+//! A flow is a client's address and the connection id in its request (docs/wire-format.md,
+//! UDP mode): copies of a started flow's request are dropped, while a new client that got an
+//! earlier client's port brings a new id and is accepted at once. (While the earlier flow's
+//! socket is still open, the kernel hands the new client's requests to that socket, connected
+//! to the same address; the flow ends there once its own client has been silent for
+//! [`STALE_AFTER`](crate::feedback::udp::STALE_AFTER), and the next request reaches this
+//! listener.)
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -13,22 +21,25 @@ use crate::error::Result;
 use crate::options::Options;
 use crate::stream::{wait_hello, AlccStream};
 use crate::sys;
+use crate::wire::udp::ConnectionId;
 
-/// How long a started peer's further start requests are ignored. A client repeats its
+/// How long a started flow's further start requests are ignored. A client repeats its
 /// request every 200 ms until the first datagram arrives, so copies of it wait in the
 /// listening queue; they must not start a second flow to the same client. Those queued at
-/// the accept are drained then; this window covers a copy the kernel was still delivering.
-/// Short, because a new client may get the same address (port) later.
-pub const REPEATED_REQUEST_WINDOW: Duration = Duration::from_secs(2);
+/// the accept are drained then; this window covers a copy the kernel was still delivering
+/// or the network delayed. A new client on the same address brings another connection id
+/// and is not held back by it.
+pub const REPEATED_REQUEST_WINDOW: Duration = Duration::from_secs(10);
 
 /// A UDP port whose clients each get their own flow (one socket per client, SO_REUSEADDR).
 #[derive(Debug)]
 pub struct AlccUdpListener {
     socket: UdpSocket,
     local: SocketAddr,
-    started: HashMap<SocketAddr, Instant>,
-    /// Clients whose start requests were read while draining, in arrival order.
-    waiting: VecDeque<SocketAddr>,
+    /// Flows started within [`REPEATED_REQUEST_WINDOW`]: client address and connection id.
+    started: HashMap<(SocketAddr, ConnectionId), Instant>,
+    /// Flows whose start requests were read while draining, in arrival order.
+    waiting: VecDeque<(SocketAddr, ConnectionId)>,
 }
 
 impl AlccUdpListener {
@@ -71,29 +82,30 @@ impl AlccUdpListener {
         let now = Instant::now();
         self.started.retain(|_, at| now.duration_since(*at) < REPEATED_REQUEST_WINDOW);
         let started = &self.started;
-        let peer = loop {
+        let flow = loop {
             match self.waiting.pop_front() {
-                Some(p) if started.contains_key(&p) => continue,
-                Some(p) => break p,
-                None => break wait_hello(&self.socket, |p| !started.contains_key(&p))?,
+                Some(f) if started.contains_key(&f) => continue,
+                Some(f) => break f,
+                None => break wait_hello(&self.socket, |p, id| !started.contains_key(&(p, id)))?,
             }
         };
-        self.started.insert(peer, Instant::now());
+        self.started.insert(flow, Instant::now());
+        let (peer, id) = flow;
         let socket = UdpSocket::from(sys::udp_socket_shared(&self.local)?);
         socket.connect(peer)?;
         // From now on the client's datagrams reach its own socket: what it sent before and
-        // still waits here is a copy of its request. Other clients' requests are kept.
-        self.drain_requests(peer)?;
-        Ok((AlccStream::start_udp(socket, options)?, peer))
+        // still waits here is a copy of its request. Other flows' requests are kept.
+        self.drain_requests(flow)?;
+        Ok((AlccStream::start_udp(socket, id, options)?, peer))
     }
 
     /// Reads every datagram queued on the listening socket, keeping the start requests of
-    /// clients other than `started` (once each) for the next accepts.
-    fn drain_requests(&mut self, started: SocketAddr) -> io::Result<()> {
+    /// flows other than `started` (once each) for the next accepts.
+    fn drain_requests(&mut self, started: (SocketAddr, ConnectionId)) -> io::Result<()> {
         self.socket.set_nonblocking(true)?;
         let result = loop {
-            match wait_hello(&self.socket, |_| true) {
-                Ok(p) if p != started && !self.waiting.contains(&p) => self.waiting.push_back(p),
+            match wait_hello(&self.socket, |_, _| true) {
+                Ok(f) if f != started && !self.waiting.contains(&f) => self.waiting.push_back(f),
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -9,7 +9,8 @@ use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use alcc::wire::Frame;
+use alcc::wire::udp::{encode_datagram, parse_datagram, ConnectionId};
+use alcc::wire::{Ack, Frame};
 use alcc::{AlccListener, AlccReceiver, AlccStream, Mode, Options};
 use alcc_cc::{Forecast, Time};
 use common::{read_all, write_pattern};
@@ -33,6 +34,14 @@ fn report(i: u64) -> Vec<u8> {
     };
     let mut out = Vec::new();
     Frame::Report(f).encode(&mut out).expect("a valid report");
+    out
+}
+
+/// The `i`-th report as a UDP-mode datagram of flow `id`.
+fn report_datagram(i: u64, id: ConnectionId) -> Vec<u8> {
+    let (frame, _) = Frame::parse(&report(i)).expect("parses").expect("whole");
+    let mut out = Vec::new();
+    encode_datagram(id, &frame, &mut out).expect("a valid report");
     out
 }
 
@@ -198,8 +207,9 @@ fn a_udp_flood_is_cut_and_another_flow_completes() {
     let flooder = thread::spawn(move || {
         let c = UdpSocket::bind("127.0.0.1:0").expect("bind");
         c.connect(addr).expect("connect");
+        let id = ConnectionId(0xF100D);
         let mut hello = Vec::new();
-        Frame::Hello { spec: "udp".into() }.encode(&mut hello).expect("hello");
+        encode_datagram(id, &Frame::Hello { spec: "udp".into() }, &mut hello).expect("hello");
         c.send(&hello).expect("hello");
         let mut buf = [0u8; 2048];
         c.recv(&mut buf).expect("the server answers");
@@ -207,7 +217,7 @@ fn a_udp_flood_is_cut_and_another_flow_completes() {
         let start = Instant::now();
         let mut sent = 0u64;
         while start.elapsed() < Duration::from_secs(30) {
-            match c.send(&report(sent)) {
+            match c.send(&report_datagram(sent, id)) {
                 Ok(_) => sent += 1,
                 Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => return (sent, true),
                 Err(_) => {}
@@ -237,4 +247,69 @@ fn a_udp_flood_is_cut_and_another_flow_completes() {
     write_pattern(&mut s, 4 << 20).expect("write");
     s.close(Some(Duration::from_secs(30))).expect("close");
     assert_eq!(client.join().expect("client").0, 4 << 20);
+}
+
+/// UDP mode: datagrams that are not the flow's own (another connection id, cut short inside
+/// the header or the id, garbage, version 1) cost a header read each, are counted, and
+/// close nothing: here a client that acknowledges every data datagram also sends four such
+/// datagrams per data datagram (thousands, where the flood limit cuts a flow at 1000
+/// worthless datagrams a second plus one per datagram sent, and one ACK of a packet never
+/// sent fails it), and its transfer completes.
+#[test]
+fn foreign_udp_datagrams_are_dropped_and_close_nothing() {
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let addr = socket.local_addr().expect("addr");
+    let total: u64 = 2 << 20;
+    let client = thread::spawn(move || {
+        let id = ConnectionId(0x600D);
+        let c = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        c.connect(addr).expect("connect");
+        c.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        let send = |id: ConnectionId, f: &Frame, keep: usize| {
+            let mut d = Vec::new();
+            encode_datagram(id, f, &mut d).expect("encode");
+            d.truncate(keep);
+            let _ = c.send(&d);
+        };
+        send(id, &Frame::Hello { spec: "udp".into() }, usize::MAX);
+        let mut v1_ack = Vec::new();
+        let mut buf = [0u8; 2048];
+        let (mut delivered, mut hostile) = (0u64, 0u64);
+        loop {
+            let n = c.recv(&mut buf).expect("the server keeps sending");
+            match parse_datagram(&buf[..n]).expect("the server's datagrams are valid") {
+                (got, Frame::Data { header, payload }) => {
+                    assert_eq!(got, id);
+                    delivered += payload.len() as u64;
+                    let ack = Frame::Ack(Ack { seq: header.seq, receive_time: Time::ZERO, delivered });
+                    // An ACK of a packet never sent: it would fail the flow under its own id.
+                    let beyond =
+                        Frame::Ack(Ack { seq: header.seq + 1_000_000, receive_time: Time::ZERO, delivered });
+                    send(ConnectionId(id.0 + 1), &beyond, usize::MAX);
+                    send(id, &ack, 5);
+                    send(id, &ack, 12);
+                    v1_ack.clear();
+                    beyond.encode(&mut v1_ack).expect("v1");
+                    let _ = c.send(&v1_ack);
+                    hostile += 4;
+                    send(id, &ack, usize::MAX);
+                }
+                (_, Frame::Close { sent }) => return (delivered, sent, hostile),
+                _ => {}
+            }
+        }
+    });
+    // A window the raw client's default receive buffer holds: nothing lost on loopback.
+    let (mut s, _) =
+        AlccStream::accept_udp(socket, &Options::with_cc("fixed:window=20").mode(Mode::Udp)).expect("accept");
+    let handle = s.info_handle();
+    write_pattern(&mut s, total).expect("write");
+    s.close(Some(Duration::from_secs(60))).expect("the flow completes despite the foreign datagrams");
+    let (delivered, sent, hostile) = client.join().expect("client");
+    assert_eq!((delivered, sent), (total, total));
+    let info = handle.info();
+    eprintln!("{hostile} foreign datagrams over {} data datagrams", info.chunks_sent);
+    assert!(hostile > 1000, "too few to have tripped the flood limit: {hostile}");
+    // Each counted once; the last ones may still have been on their way at the close.
+    assert!(info.foreign_datagrams <= hostile && info.foreign_datagrams + 8 >= hostile, "{info:?}");
 }

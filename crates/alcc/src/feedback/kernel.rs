@@ -232,6 +232,7 @@ impl FeedbackSource for KernelFeedback {
             fallback_acks: self.info_acks,
             ack_latency_total_us: self.ack_latency_total_us,
             ack_latency_max_us: self.ack_latency_max_us,
+            foreign: 0,
         }
     }
 }

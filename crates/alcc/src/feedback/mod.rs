@@ -35,6 +35,8 @@ pub struct FeedbackStats {
     pub ack_latency_total_us: u64,
     /// The largest such time, microseconds.
     pub ack_latency_max_us: u64,
+    /// UDP mode: datagrams dropped as not the flow's own (another connection id, garbage).
+    pub foreign: u64,
 }
 
 /// One thing a feedback source learned.

@@ -3,6 +3,14 @@
 //! 9/8 RTT, or an RTO; RFC 8985 and RFC 6298), as the simulator does. Nothing is retransmitted:
 //! a lost datagram's bytes are gone, as in the reference implementations.
 //!
+//! Only datagrams with the flow's connection id count (docs/wire-format.md, UDP mode):
+//! anything else that reaches the socket is dropped and counted, never fails the flow, and
+//! costs a header read. One exception: another client's start request from the flow's own
+//! peer address means that the address (port) was given to a new client, so this flow's client
+//! is gone if it has also been silent for [`STALE_AFTER`]; the flow then fails, its socket
+//! closes, and the new client's next request reaches the listening socket. A client that
+//! still acknowledges is never ended that way (a forged request costs it nothing).
+//!
 //! The flow's sent chunks count bytes by offset; here a chunk leaves them (is "settled") once it
 //! and every chunk before it was acknowledged or declared lost, so the sent chunks' bytes in
 //! flight never undercount what SentPackets holds.
@@ -10,6 +18,7 @@
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;
+use std::time::Duration;
 
 use alcc_cc::sent_packets::SentPackets;
 use alcc_cc::{ReceiverReport, Time};
@@ -19,15 +28,26 @@ use crate::feedback::framed::protocol_error;
 use crate::feedback::{Feedback, FeedbackSource, FeedbackStats};
 use crate::sent_chunks::{Chunk, SentChunks};
 use crate::sys;
-use crate::wire::udp::{parse_datagram, to_sender};
+use crate::wire::udp::{receive, to_sender, ConnectionId, Received};
 use crate::wire::{Frame, WireError};
 
 /// What the flood limit counts in UDP mode (src/feedback/budget.rs), for its error.
 const WORTHLESS: &str = "datagrams that acknowledged nothing new (repeated ACKs, reports, Hellos)";
 
+/// How long a flow's client must have been silent before another client's start request from
+/// its address ends the flow. A live client acknowledges every data datagram within an RTT;
+/// a new client repeats its request every 200 ms and gives up after 10 s.
+pub const STALE_AFTER: Duration = Duration::from_secs(1);
+
 /// UDP-mode feedback for one flow.
 #[derive(Debug, Default)]
 pub struct UdpFeedback {
+    /// The flow's connection id: datagrams with another are not its own.
+    id: ConnectionId,
+    /// Datagrams dropped as not its own ([`Received::Foreign`], [`Received::OtherStart`]).
+    foreign: u64,
+    /// When the client was last heard (a datagram with the flow's id), or the first look.
+    heard: Option<Time>,
     sent: SentPackets,
     /// Chunks not yet settled: (sequence, end offset, acknowledged or lost).
     pending: VecDeque<(u64, u64, bool)>,
@@ -43,9 +63,14 @@ pub struct UdpFeedback {
 }
 
 impl UdpFeedback {
-    /// A source for a flow that has sent nothing yet.
-    pub fn new() -> UdpFeedback {
-        UdpFeedback { scratch: vec![0; 64 << 10], ..UdpFeedback::default() }
+    /// A source for flow `id` that has sent nothing yet.
+    pub fn new(id: ConnectionId) -> UdpFeedback {
+        UdpFeedback { id, scratch: vec![0; 64 << 10], ..UdpFeedback::default() }
+    }
+
+    /// Datagrams that reached the socket and were not the flow's own (dropped).
+    pub fn foreign(&self) -> u64 {
+        self.foreign
     }
 
     fn mark(&mut self, seq: u64) {
@@ -68,7 +93,29 @@ impl UdpFeedback {
 
     /// Handles one datagram from the receiver.
     fn take(&mut self, now: Time, datagram: &[u8], out: &mut Vec<Feedback>, first: usize) -> io::Result<()> {
-        let frame = parse_datagram(datagram).map_err(|e| protocol_error(&e))?;
+        let heard = *self.heard.get_or_insert(now);
+        let frame = match receive(datagram, self.id).map_err(|e| protocol_error(&e))? {
+            Received::Own(frame) => frame,
+            Received::Foreign => {
+                self.foreign += 1;
+                return Ok(());
+            }
+            Received::OtherStart(other) => {
+                self.foreign += 1;
+                let silent = now.saturating_since(heard);
+                if silent < STALE_AFTER {
+                    return Ok(());
+                }
+                return Err(io::Error::new(
+                    io::ErrorKind::ConnectionReset,
+                    format!(
+                        "alcc udp: the client is gone: silent for {silent:?}, and its address now asks to                          start another flow (connection id {:016x}, this flow's {:016x})",
+                        other.0, self.id.0
+                    ),
+                ));
+            }
+        };
+        self.heard = Some(now);
         if !to_sender(frame.kind()) {
             return Err(protocol_error(&WireError::Unexpected {
                 kind: frame.kind(),
@@ -127,6 +174,7 @@ impl FeedbackSource for UdpFeedback {
     ) -> io::Result<()> {
         // Until the socket is empty or this step's budget is spent (then `backlogged`).
         self.backlogged = false;
+        self.heard.get_or_insert(now);
         let mut datagrams = 0u32;
         let first = out.len();
         loop {
@@ -173,7 +221,12 @@ impl FeedbackSource for UdpFeedback {
     }
 
     fn stats(&self) -> FeedbackStats {
-        FeedbackStats { primary_acks: self.acks, primary_settled: self.settled, ..FeedbackStats::default() }
+        FeedbackStats {
+            primary_acks: self.acks,
+            primary_settled: self.settled,
+            foreign: self.foreign,
+            ..FeedbackStats::default()
+        }
     }
 }
 
@@ -183,15 +236,18 @@ mod tests {
     use crate::wire::Ack;
     use std::time::Duration;
 
+    const ID: ConnectionId = ConnectionId(7);
+
     fn ack(seq: u64) -> Vec<u8> {
         let mut d = Vec::new();
-        Frame::Ack(Ack { seq, receive_time: Time::ZERO, delivered: 1 }).encode(&mut d).unwrap();
+        let frame = Frame::Ack(Ack { seq, receive_time: Time::ZERO, delivered: 1 });
+        crate::wire::udp::encode_datagram(ID, &frame, &mut d).unwrap();
         d
     }
 
     #[test]
     fn out_of_order_acks_and_losses_settle_the_ledger_in_order() {
-        let mut f = UdpFeedback::new();
+        let mut f = UdpFeedback::new(ID);
         let mut l = SentChunks::new();
         for i in 0..5 {
             let c = l.push(100, Time::from_millis(i), i);
@@ -216,9 +272,32 @@ mod tests {
         assert_eq!(out.len(), 5);
         assert!(f.take(Time::from_millis(21), &ack(5), &mut out, 0).is_err());
         let mut data = Vec::new();
-        Frame::Close { sent: 0 }.encode(&mut data).unwrap();
-        assert!(f.take(Time::from_millis(21), &data, &mut out, 0).is_err());
-        assert!(f.take(Time::from_millis(21), b"garbage!", &mut out, 0).is_err());
+        crate::wire::udp::encode_datagram(ID, &Frame::Close { sent: 0 }, &mut data).unwrap();
+        assert!(f.take(Time::from_millis(21), &data, &mut out, 0).is_err(), "a Close towards the server");
+        // Garbage and other flows' datagrams are dropped and counted; nothing fails.
+        f.take(Time::from_millis(21), b"garbage!", &mut out, 0).unwrap();
+        crate::wire::udp::encode_datagram(ConnectionId(8), &Frame::Close { sent: 0 }, &mut data).unwrap();
+        f.take(Time::from_millis(21), &data, &mut out, 0).unwrap();
+        assert_eq!((out.len(), f.foreign()), (5, 2));
+    }
+
+    #[test]
+    fn another_clients_start_request_ends_the_flow_only_once_its_client_is_silent() {
+        let mut f = UdpFeedback::new(ID);
+        let mut l = SentChunks::new();
+        f.on_sent(&l.push(100, Time::ZERO, 0));
+        let mut out = Vec::new();
+        let mut hello = Vec::new();
+        crate::wire::udp::encode_datagram(ConnectionId(9), &Frame::Hello { spec: "udp".into() }, &mut hello)
+            .unwrap();
+        f.take(Time::ZERO, &ack(0), &mut out, 0).unwrap();
+        // Heard 0.9 s ago: a forged (or early) request changes nothing.
+        f.take(Time::from_millis(900), &hello, &mut out, 0).unwrap();
+        assert_eq!(f.foreign(), 1);
+        // Silent for STALE_AFTER: the address belongs to a new client; this flow ends.
+        let e = f.take(Time::ZERO + STALE_AFTER, &hello, &mut out, 0).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset, "{e}");
+        assert!(e.to_string().contains("the client is gone"), "{e}");
     }
 
     #[test]
@@ -230,7 +309,7 @@ mod tests {
         sender.connect(receiver.local_addr().unwrap()).unwrap();
         receiver.connect(sender.local_addr().unwrap()).unwrap();
         sender.set_nonblocking(true).unwrap();
-        let mut f = UdpFeedback::new();
+        let mut f = UdpFeedback::new(ID);
         let mut l = SentChunks::new();
         let sent = sys::now();
         f.on_sent(&l.push(100, sent, 0));
@@ -260,7 +339,7 @@ mod tests {
         fn random_feedback_keeps_the_ledger_consistent(
             steps in proptest::collection::vec((0u8..3, 0u64..40, 1u64..1500, 0u64..50_000), 1..200),
         ) {
-            let mut f = UdpFeedback::new();
+            let mut f = UdpFeedback::new(ID);
             let mut l = SentChunks::new();
             let mut now = Time::ZERO;
             let mut reported = std::collections::HashSet::new();

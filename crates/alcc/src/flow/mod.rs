@@ -428,6 +428,7 @@ impl Flow {
         info.ack_stamps = stats.primary_acks;
         info.stamp_acks = stats.primary_settled;
         info.info_acks = stats.fallback_acks;
+        info.foreign_datagrams = stats.foreign;
         info.ack_latency_total_us = stats.ack_latency_total_us;
         info.ack_latency_max_us = stats.ack_latency_max_us;
         if let Some(ti) = feedback.tcp_info() {

@@ -49,6 +49,9 @@ pub struct ReceiverStats {
     /// Data datagrams that arrived again and were dropped (UDP mode; framed mode's TCP
     /// delivers each frame once).
     pub duplicates: u64,
+    /// Datagrams dropped as not this flow's (UDP mode: another connection id, such as a flow
+    /// that still sends to an earlier client of the same port; garbage; another version).
+    pub foreign: u64,
     /// Application bytes the sender says it sent, from its `Close` (UDP mode): compare with
     /// [`delivered`](Self::delivered) for what was lost.
     pub sender_sent: Option<u64>,
@@ -308,14 +311,28 @@ impl AlccReceiver {
         };
         let sock = UdpSocket::bind(local)?;
         sock.connect(addr)?;
-        sock.set_nonblocking(true)?;
-        let fd: OwnedFd = sock.into();
+        AlccReceiver::from_udp(sock, options)
+    }
+
+    /// The receiving side of UDP mode on `socket`, which the caller bound (a chosen local
+    /// address or port) and connected to the server: asks the server to start at the first
+    /// read, as [`connect`](Self::connect) does, for a flow with a fresh random connection id.
+    pub fn from_udp(socket: UdpSocket, options: &Options) -> Result<AlccReceiver> {
+        socket.peer_addr().map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("alcc udp: the receiver's socket is not connected to its server: {e}"),
+            )
+        })?;
+        socket.set_nonblocking(true)?;
+        let fd: OwnedFd = socket.into();
         // Nothing is retransmitted in UDP mode, so a datagram the kernel drops at a full
         // receive buffer (the reader was not scheduled for a moment) is lost for good: give
         // the socket room for a burst of the sender's window, as the sending side does for
         // its error queue.
         sys::grow_rcvbuf(fd.as_raw_fd(), UDP_RECEIVE_BUFFER)?;
-        let receiving = Receiving::Udp(Box::new(UdpReceiver::new(fd.as_raw_fd(), options.config())));
+        let id = crate::wire::udp::ConnectionId::random()?;
+        let receiving = Receiving::Udp(Box::new(UdpReceiver::new(fd.as_raw_fd(), id, options.config())));
         Ok(AlccReceiver::assemble(fd, Mode::Udp, receiving))
     }
 

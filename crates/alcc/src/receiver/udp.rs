@@ -6,6 +6,12 @@
 //! measures the algorithms; it is not a reliable transport), and the end of the stream says
 //! so: when the sender's `Close` counts more bytes than arrived, the read that reaches the
 //! end fails with `UnexpectedEof` naming both counts instead of returning a clean 0.
+//!
+//! The flow is the one its random [`ConnectionId`] names: every datagram it sends carries the
+//! id, and only datagrams that carry it back count. Anything else that reaches the socket
+//! (the datagrams of a flow that still sends to an earlier client of this port, garbage, a
+//! version-1 sender) is dropped and counted in [`ReceiverStats::foreign`], costs a header
+//! read, is never delivered and never counts as hearing from the sender.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -16,7 +22,7 @@ use alcc_cc::{Arrival, Config, ReceiverModel, SenderHint, Time};
 use crate::feedback::framed::protocol_error;
 use crate::receiver::{model_for_sender, model_report, Failure, ReadyBytes, ReceiverStats};
 use crate::sys;
-use crate::wire::udp::parse_datagram;
+use crate::wire::udp::{encode_datagram, receive, ConnectionId, Received};
 use crate::wire::{Ack, Frame, WireError};
 
 /// How often the start request is repeated until the server answers.
@@ -28,6 +34,8 @@ const IDLE_LIMIT: Duration = Duration::from_secs(10);
 /// The receiving state of one UDP-mode flow.
 pub(crate) struct UdpReceiver {
     fd: RawFd,
+    /// The flow's connection id, chosen here.
+    id: ConnectionId,
     config: Config,
     model: Option<Box<dyn ReceiverModel>>,
     stats: ReceiverStats,
@@ -86,11 +94,12 @@ impl SeenSeqs {
 }
 
 impl UdpReceiver {
-    /// Receives on the connected UDP socket `fd` (non-blocking).
-    pub fn new(fd: RawFd, config: Config) -> UdpReceiver {
+    /// Receives flow `id` on the connected UDP socket `fd` (non-blocking).
+    pub fn new(fd: RawFd, id: ConnectionId, config: Config) -> UdpReceiver {
         let now = Instant::now();
         UdpReceiver {
             fd,
+            id,
             config,
             model: None,
             stats: ReceiverStats::default(),
@@ -113,7 +122,7 @@ impl UdpReceiver {
 
     fn send(&self, frame: &Frame) -> io::Result<()> {
         let mut d = Vec::new();
-        frame.encode(&mut d).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        encode_datagram(self.id, frame, &mut d).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         match sys::send_parts(self.fd, &[&d], false) {
             // A full socket buffer drops the datagram, as the network might.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
@@ -135,6 +144,8 @@ impl UdpReceiver {
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
             self.failed.check()?;
+            // Also under a stream of foreign datagrams, which never reach `wait`.
+            self.check_idle()?;
             let now = sys::now();
             self.run_model(now)?;
             if let Some(n) = self.ready.read_into(buf) {
@@ -150,10 +161,7 @@ impl UdpReceiver {
             let mut dgram = std::mem::take(&mut self.scratch);
             let got = sys::recv_nonblocking(self.fd, &mut dgram);
             let r = match got {
-                Ok(n) => {
-                    self.last_heard = Instant::now();
-                    self.take(now, &dgram[..n])
-                }
+                Ok(n) => self.take(now, &dgram[..n]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if nonblocking {
                         self.scratch = dgram;
@@ -172,7 +180,15 @@ impl UdpReceiver {
     }
 
     fn take(&mut self, now: Time, datagram: &[u8]) -> io::Result<()> {
-        match parse_datagram(datagram).map_err(|e| protocol_error(&e))? {
+        let frame = match receive(datagram, self.id).map_err(|e| protocol_error(&e))? {
+            Received::Own(frame) => frame,
+            Received::OtherStart(_) | Received::Foreign => {
+                self.stats.foreign += 1;
+                return Ok(());
+            }
+        };
+        self.last_heard = Instant::now();
+        match frame {
             Frame::Hello { spec } => {
                 self.started = true;
                 if self.stats.sender_spec.is_none() {
@@ -233,6 +249,23 @@ impl UdpReceiver {
         ))
     }
 
+    /// `TimedOut` once nothing of this flow came for [`IDLE_LIMIT`].
+    fn check_idle(&self) -> io::Result<()> {
+        if self.last_heard.elapsed() < IDLE_LIMIT {
+            return Ok(());
+        }
+        let why = if self.started {
+            format!("alcc udp: nothing from the sender for {IDLE_LIMIT:?}")
+        } else {
+            format!(
+                "alcc udp: no answer to the start request for {IDLE_LIMIT:?} (is a UDP-mode server of \
+                 wire version 2 listening there? {} datagrams of other flows dropped)",
+                self.stats.foreign
+            )
+        };
+        Err(io::Error::new(io::ErrorKind::TimedOut, why))
+    }
+
     fn run_model(&mut self, now: Time) -> io::Result<()> {
         if let Some(f) = model_report(&mut self.model, now) {
             self.stats.reports += 1;
@@ -248,13 +281,8 @@ impl UdpReceiver {
         if deadline.is_some_and(|d| d <= wall) {
             return Err(io::Error::new(io::ErrorKind::TimedOut, "alcc read timed out"));
         }
+        self.check_idle()?;
         let idle_end = self.last_heard + IDLE_LIMIT;
-        if idle_end <= wall {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!("alcc udp: nothing from the sender for {IDLE_LIMIT:?}"),
-            ));
-        }
         let mut until = idle_end.min(deadline.unwrap_or(idle_end));
         if !self.started {
             until = until.min(self.next_request);

@@ -14,7 +14,7 @@ use alcc_cc::{SenderHint, Time};
 use crate::feedback::framed::FramedFeedback;
 use crate::sys;
 use crate::transport::{OutChunk, Payload};
-use crate::wire::frame::encode_data_header;
+use crate::wire::frame::{encode_data_header, Envelope};
 use crate::wire::{DataHeader, Frame, WireError};
 
 /// Framed mode: frames on the TCP connection.
@@ -89,7 +89,7 @@ impl FrameWriter {
             time_to_next: hint.time_to_next,
             len: u32::try_from(len).unwrap_or(u32::MAX),
         };
-        encode_data_header(&header, &mut self.out)
+        encode_data_header(Envelope::Stream, &header, &mut self.out)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         payload.append_to(&mut self.out).inspect_err(|_| self.out.truncate(start))
     }

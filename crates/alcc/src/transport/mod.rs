@@ -75,9 +75,10 @@ impl Transport {
         Ok(Transport::Framed(FramedTransport::new(spec)?))
     }
 
-    /// The transport of UDP mode on a connected UDP socket, its `Hello` naming `spec`.
-    pub fn udp(spec: &str) -> io::Result<Transport> {
-        Ok(Transport::Udp(UdpTransport::new(spec)?))
+    /// The transport of UDP mode on a connected UDP socket for the client's flow `id`, its
+    /// `Hello` naming `spec`.
+    pub fn udp(spec: &str, id: crate::wire::udp::ConnectionId) -> io::Result<Transport> {
+        Ok(Transport::Udp(UdpTransport::new(spec, id)?))
     }
 
     /// Its feedback source.

@@ -1,5 +1,5 @@
-//! UDP mode's write path: the `Hello` naming the controller (three times: nothing is
-//! retransmitted), then one data datagram per chunk of at most
+//! UDP mode's write path, every datagram behind the flow's connection id (the one its client
+//! chose): the `Hello` naming the controller (three times: nothing is retransmitted), then one data datagram per chunk of at most
 //! [`UDP_PAYLOAD`](crate::wire::udp::UDP_PAYLOAD) bytes, and at the end, once nothing is in
 //! flight, the `Close` datagrams with the count of bytes sent. [`UdpFeedback`] reads the
 //! receiver's per-datagram ACKs.
@@ -11,7 +11,8 @@ use crate::feedback::udp::UdpFeedback;
 use crate::sent_chunks::SentChunks;
 use crate::sys;
 use crate::transport::OutChunk;
-use crate::wire::frame::encode_data_header;
+use crate::wire::frame::{encode_data_header, Envelope};
+use crate::wire::udp::{encode_datagram, ConnectionId};
 use crate::wire::{DataHeader, Frame};
 
 /// How many times the datagrams that carry no data (`Hello`, `Close`) are sent.
@@ -20,6 +21,8 @@ const REPEATS: usize = 3;
 /// UDP mode: one data datagram per chunk on a connected UDP socket.
 #[derive(Debug)]
 pub(crate) struct UdpTransport {
+    /// The flow's connection id.
+    id: ConnectionId,
     /// The encoded `Hello`, until it is sent.
     hello: Option<Vec<u8>>,
     /// The datagram being built.
@@ -33,11 +36,12 @@ fn encoding_error(e: crate::wire::WireError) -> io::Error {
 }
 
 impl UdpTransport {
-    /// A transport whose `Hello` announces `spec`.
-    pub fn new(spec: &str) -> io::Result<UdpTransport> {
+    /// A transport of flow `id` whose `Hello` announces `spec`.
+    pub fn new(spec: &str, id: ConnectionId) -> io::Result<UdpTransport> {
         let mut hello = Vec::new();
-        Frame::Hello { spec: spec.trim().to_string() }.encode(&mut hello).map_err(encoding_error)?;
-        Ok(UdpTransport { hello: Some(hello), datagram: Vec::new(), feedback: UdpFeedback::new() })
+        encode_datagram(id, &Frame::Hello { spec: spec.trim().to_string() }, &mut hello)
+            .map_err(encoding_error)?;
+        Ok(UdpTransport { id, hello: Some(hello), datagram: Vec::new(), feedback: UdpFeedback::new(id) })
     }
 
     /// Sends the `Hello` if it was not sent yet (a datagram the socket refuses is lost, as
@@ -61,7 +65,8 @@ impl UdpTransport {
             len: u32::try_from(len).unwrap_or(u32::MAX),
         };
         self.datagram.clear();
-        encode_data_header(&header, &mut self.datagram).map_err(encoding_error)?;
+        encode_data_header(Envelope::Datagram(self.id), &header, &mut self.datagram)
+            .map_err(encoding_error)?;
         chunk.payload.append_to(&mut self.datagram)?;
         loop {
             match sys::send_parts(fd, &[&self.datagram], false) {
@@ -80,7 +85,8 @@ impl UdpTransport {
             return Ok(false);
         }
         let mut close = Vec::new();
-        Frame::Close { sent: chunks.written() }.encode(&mut close).map_err(encoding_error)?;
+        encode_datagram(self.id, &Frame::Close { sent: chunks.written() }, &mut close)
+            .map_err(encoding_error)?;
         for _ in 0..REPEATS {
             let _ = sys::send_parts(fd, &[&close], false);
         }

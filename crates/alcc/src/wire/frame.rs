@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use alcc_cc::{Forecast, Time};
 
+use super::udp::{ConnectionId, UDP_VERSION};
 use super::{
     WireError, ACK_BODY_LEN, BACKLOGGED, DATA_FIELDS_LEN, HEADER_LEN, MAGIC, MAX_BODY, MAX_COUNTS,
     MAX_PACKET_BYTES, MAX_PAYLOAD, MAX_SPEC, MAX_TICK_US, REPORT_FIELDS_LEN, VERSION,
@@ -79,12 +80,18 @@ impl RawHeader {
         })
     }
 
-    /// Checks magic, version, type and the body length against the type's limits.
+    /// Checks magic, version (framed mode's, [`VERSION`]), type and the body length against
+    /// the type's limits.
     pub fn check(&self) -> Result<FrameKind, WireError> {
+        self.check_in(Envelope::Stream)
+    }
+
+    /// [`check`](Self::check) for a frame in `envelope` (its version).
+    pub fn check_in(&self, envelope: Envelope) -> Result<FrameKind, WireError> {
         if self.magic != MAGIC {
             return Err(WireError::BadMagic(self.magic));
         }
-        if self.version != VERSION {
+        if self.version != envelope.version() {
             return Err(WireError::UnsupportedVersion(self.version));
         }
         let kind = FrameKind::from_code(self.kind).ok_or(WireError::UnknownType(self.kind))?;
@@ -177,12 +184,36 @@ fn be_u32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(a)
 }
 
-fn put_header(out: &mut Vec<u8>, kind: FrameKind, body_len: usize) {
-    out.extend_from_slice(&MAGIC);
-    out.push(VERSION);
-    out.push(kind.code());
-    // Callers only encode bodies within the limits, all far below 4 GiB.
-    out.extend_from_slice(&(body_len as u32).to_be_bytes());
+/// What a frame travels in, which fixes its header (docs/wire-format.md): framed mode's byte
+/// stream or one UDP-mode datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Envelope {
+    /// Framed mode (a TCP connection): version 1, the 8-byte common header.
+    Stream,
+    /// UDP mode: version 2, the common header followed by the flow's connection id.
+    Datagram(ConnectionId),
+}
+
+impl Envelope {
+    /// The version byte of its frames.
+    pub fn version(self) -> u8 {
+        match self {
+            Envelope::Stream => VERSION,
+            Envelope::Datagram(_) => UDP_VERSION,
+        }
+    }
+
+    /// Appends the header of a frame of `kind` whose body is `body_len` bytes.
+    fn put_header(self, out: &mut Vec<u8>, kind: FrameKind, body_len: usize) {
+        out.extend_from_slice(&MAGIC);
+        out.push(self.version());
+        out.push(kind.code());
+        // Callers only encode bodies within the limits, all far below 4 GiB.
+        out.extend_from_slice(&(body_len as u32).to_be_bytes());
+        if let Envelope::Datagram(id) = self {
+            out.extend_from_slice(&id.0.to_be_bytes());
+        }
+    }
 }
 
 impl Frame {
@@ -211,7 +242,13 @@ impl Frame {
         let kind = raw.check()?;
         let total = HEADER_LEN + raw.body_len as usize;
         let Some(body) = buf.get(HEADER_LEN..total) else { return Ok(None) };
-        let frame = match kind {
+        Ok(Some((Frame::from_body(kind, body)?, total)))
+    }
+
+    /// The frame of `kind` whose whole body (its length already checked against the type's
+    /// limits by [`RawHeader::check_in`]) is `body`.
+    pub(crate) fn from_body(kind: FrameKind, body: &[u8]) -> Result<Frame, WireError> {
+        Ok(match kind {
             FrameKind::Hello => Frame::Hello { spec: parse_spec(body)? },
             FrameKind::Data => {
                 let len = body.len() - DATA_FIELDS_LEN;
@@ -231,13 +268,19 @@ impl Frame {
             }),
             FrameKind::Report => Frame::Report(parse_report(body)?),
             FrameKind::Close => Frame::Close { sent: be_u64(body, 0) },
-        };
-        Ok(Some((frame, total)))
+        })
     }
 
-    /// Appends the frame's bytes to `out`. Refuses (with the error the receiving side would
-    /// give) a frame outside the limits, so that nothing invalid is ever sent.
+    /// Appends the frame's bytes (framed mode's, [`Envelope::Stream`]) to `out`. Refuses
+    /// (with the error the receiving side would give) a frame outside the limits, so that
+    /// nothing invalid is ever sent.
     pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), WireError> {
+        self.encode_in(Envelope::Stream, out)
+    }
+
+    /// [`encode`](Self::encode) in `envelope`.
+    pub fn encode_in(&self, envelope: Envelope, out: &mut Vec<u8>) -> Result<(), WireError> {
+        let put_header = |out: &mut Vec<u8>, kind, len| envelope.put_header(out, kind, len);
         match self {
             Frame::Hello { spec } => {
                 parse_spec(spec.as_bytes())?;
@@ -251,7 +294,7 @@ impl Frame {
                         what: "length differs from payload",
                     });
                 }
-                encode_data_header(header, out)?;
+                encode_data_header(envelope, header, out)?;
                 out.extend_from_slice(payload);
             }
             Frame::Ack(a) => {
@@ -284,11 +327,15 @@ impl Frame {
 /// Appends the header and fixed fields of a data frame whose `header.len` payload bytes the
 /// caller writes right after (so that the engine sends payload straight from its queue).
 /// A time to next of [`BACKLOGGED`] µs or more is sent as the largest finite value.
-pub fn encode_data_header(header: &DataHeader, out: &mut Vec<u8>) -> Result<(), WireError> {
+pub fn encode_data_header(
+    envelope: Envelope,
+    header: &DataHeader,
+    out: &mut Vec<u8>,
+) -> Result<(), WireError> {
     if header.len == 0 || header.len > MAX_PAYLOAD {
         return Err(WireError::BadField { kind: FrameKind::Data, what: "payload length not in 1..=1 MiB" });
     }
-    put_header(out, FrameKind::Data, DATA_FIELDS_LEN + header.len as usize);
+    envelope.put_header(out, FrameKind::Data, DATA_FIELDS_LEN + header.len as usize);
     out.extend_from_slice(&header.seq.to_be_bytes());
     out.extend_from_slice(&header.send_time.as_micros().to_be_bytes());
     let ttn = header

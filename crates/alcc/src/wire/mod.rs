@@ -17,7 +17,7 @@ pub mod frame;
 pub mod udp;
 
 pub use decoder::{Decoder, Direction};
-pub use frame::{Ack, DataHeader, Frame, FrameKind};
+pub use frame::{Ack, DataHeader, Envelope, Frame, FrameKind};
 
 use thiserror::Error;
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use alcc_cc::{Forecast, Time};
 use proptest::prelude::*;
 
-use super::frame::{encode_data_header, RawHeader};
+use super::frame::{encode_data_header, Envelope, RawHeader};
 use super::*;
 
 fn hello(spec: &str) -> Frame {
@@ -92,7 +92,7 @@ fn largest_payload_passes_and_one_more_byte_does_not() {
     assert_eq!(decode_all(Direction::ToReceiver, &bytes_of(&frames)).unwrap(), frames);
     let mut out = Vec::new();
     let h = DataHeader { seq: 0, send_time: Time::ZERO, time_to_next: None, len: MAX_PAYLOAD + 1 };
-    assert!(encode_data_header(&h, &mut out).is_err());
+    assert!(encode_data_header(Envelope::Stream, &h, &mut out).is_err());
     let raw = RawHeader { magic: MAGIC, version: 1, kind: 2, body_len: MAX_BODY + 1 };
     assert_eq!(raw.check(), Err(WireError::Oversized { len: MAX_BODY + 1, max: MAX_BODY }));
 }
