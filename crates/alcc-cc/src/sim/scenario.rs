@@ -138,11 +138,12 @@ impl Scenario {
         controller: Box<dyn Controller>,
         receiver: Option<Box<dyn ReceiverModel>>,
     ) -> Result<SimResult, SimError> {
-        self.validate()?;
+        self.validate_settings()?;
         Ok(Run::new(self, controller, receiver).run())
     }
 
-    fn validate(&self) -> Result<(), SimError> {
+    /// Checks the settings every run needs (rates, sizes, probabilities).
+    pub(crate) fn validate_settings(&self) -> Result<(), SimError> {
         let bad = |m: &str| Err(SimError::Invalid(m.to_string()));
         if !(0.0..1.0).contains(&self.loss) {
             return bad("loss must be in [0, 1)");
