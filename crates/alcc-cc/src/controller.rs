@@ -79,6 +79,20 @@ pub trait Controller: Send {
     /// function of the time since its last loss, which a share would displace for one ACK
     /// only), and so do Verus, Sprout, MDI, `fixed` and Python controllers.
     fn adopt_share(&mut self, _now: Time, _share: &Share) {}
+
+    /// Coupled congestion control: whether the controller began draining its own queue since
+    /// it was last asked (Copa's drain check, [`crate::copa::drain`]). In a group the queue
+    /// the flows see is the group's, so the transport has the other flows of the group drain
+    /// with it ([`drain_with_group`](Self::drain_with_group), [`crate::fse::Coupling`]).
+    /// The default: never.
+    fn take_drain_start(&mut self) -> bool {
+        false
+    }
+
+    /// Coupled congestion control: another flow of the group began draining (see
+    /// [`take_drain_start`](Self::take_drain_start)); drain now too. Copa in its competitive
+    /// mode starts its drain check at once; the default does nothing.
+    fn drain_with_group(&mut self, _now: Time) {}
 }
 
 /// The receiver-side half of an algorithm whose model lives at the receiver (Sprout).

@@ -3,88 +3,15 @@
 //! same windows, in the simulator), and the shares of a group reach controllers that adopt
 //! them (Copa, Reno) and those that do not (`fixed`).
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use alcc_cc::fse::{Coupling, FlowGroup, FlowId, Share};
+use alcc_cc::fse::{FlowGroup, Share};
 use alcc_cc::sim::{Capacity, Scenario};
-use alcc_cc::{registry, AckSample, Config, Controller, Decision, LossEvent, Metrics, SentPacket, Time};
-
-/// A controller in a flow group, coupled after every event the way the engine's driver does.
-struct Grouped {
-    inner: Box<dyn Controller>,
-    group: Arc<Mutex<FlowGroup>>,
-    id: Option<FlowId>,
-    weight: f64,
-    coupling: Coupling,
-    mss: u64,
-    /// The last RTT sample, for controllers that keep no smoothed RTT (the engine reads the
-    /// kernel's instead).
-    sample: Duration,
-}
-
-impl Grouped {
-    fn new(inner: Box<dyn Controller>, group: Arc<Mutex<FlowGroup>>, weight: f64) -> Grouped {
-        Grouped {
-            inner,
-            group,
-            id: None,
-            weight,
-            coupling: Coupling::new(),
-            mss: 1500,
-            sample: Duration::ZERO,
-        }
-    }
-
-    fn couple(&mut self, now: Time) {
-        let rtt = self.inner.metrics().srtt.unwrap_or(self.sample);
-        let Some(rate) = self.coupling.observe(self.inner.as_ref(), rtt) else { return };
-        let mut g = self.group.lock().unwrap();
-        let share = match self.id {
-            None => {
-                let id = g.join(self.weight, rate).unwrap();
-                self.coupling.take_change();
-                self.id = Some(id);
-                g.rate(id).unwrap()
-            }
-            Some(id) => g.change(id, self.coupling.take_change()).unwrap(),
-        };
-        let mean = if g.len() == 1 { share } else { g.aggregate() / g.len() as f64 };
-        drop(g);
-        self.coupling.apply(now, Share { rate: share, rtt }, mean, self.inner.as_mut(), self.mss);
-    }
-}
-
-impl Controller for Grouped {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn on_sent(&mut self, now: Time, packet: &SentPacket) -> u64 {
-        self.inner.on_sent(now, packet)
-    }
-    fn on_ack(&mut self, now: Time, ack: &AckSample) {
-        self.inner.on_ack(now, ack);
-        self.sample = ack.rtt;
-        self.couple(now);
-    }
-    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        self.inner.on_loss(now, loss);
-        self.couple(now);
-    }
-    fn on_timer(&mut self, now: Time) {
-        self.inner.on_timer(now);
-        self.couple(now);
-    }
-    fn next_timer(&self) -> Option<Time> {
-        self.inner.next_timer()
-    }
-    fn decision(&self) -> Decision {
-        self.coupling.decision(self.inner.as_ref())
-    }
-    fn metrics(&self) -> Metrics {
-        self.inner.metrics()
-    }
-}
+use alcc_cc::{registry, AckSample, Config, Controller, Time};
+use common::coupled::{couple_with, Grouped};
 
 fn scenarios() -> Vec<Scenario> {
     let constant =
@@ -146,23 +73,6 @@ fn shares_reach_adopting_and_non_adopting_controllers() {
     let mut reno = registry::build("reno", &config).unwrap();
     reno.adopt_share(Time::ZERO, &Share { rate: 10.0, rtt });
     assert_eq!(reno.decision().window, 2000, "never below two segments");
-}
-
-fn couple_with(g: &mut Grouped, now: Time, rtt: Duration) {
-    let rate = g.coupling.observe(g.inner.as_ref(), rtt).unwrap();
-    let mut grp = g.group.lock().unwrap();
-    let share = match g.id {
-        None => {
-            let id = grp.join(g.weight, rate).unwrap();
-            g.coupling.take_change();
-            g.id = Some(id);
-            grp.rate(id).unwrap()
-        }
-        Some(id) => grp.change(id, g.coupling.take_change()).unwrap(),
-    };
-    let mean = if grp.len() == 1 { share } else { grp.aggregate() / grp.len() as f64 };
-    drop(grp);
-    g.coupling.apply(now, Share { rate: share, rtt }, mean, g.inner.as_mut(), g.mss);
 }
 
 #[test]

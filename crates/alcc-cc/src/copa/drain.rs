@@ -82,6 +82,19 @@ impl DrainCheck {
         }
     }
 
+    /// Starts the drain at `now`, whenever it was due, if competitive mode has one scheduled
+    /// (a coupled group drains together: [`crate::Controller::drain_with_group`]); returns
+    /// whether it started. Nothing in the default mode or while a drain is under way.
+    pub fn start_now(&mut self, now: Time) -> bool {
+        match *self {
+            DrainCheck::Scheduled { interval, .. } => {
+                *self = DrainCheck::Draining { since: now, interval };
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the acknowledgement of a packet sent at `sent_at` ends the drain: the packet
     /// was sent after the hold began. The caller then asks the mode detector whether the queue
     /// emptied.
@@ -158,6 +171,16 @@ mod tests {
         assert!(c.start_if_due(at(100)));
         c.on_competitor(at(130), ms(50));
         assert_eq!(c, DrainCheck::Scheduled { due: at(180), interval: ms(50) });
+    }
+
+    #[test]
+    fn a_drain_can_start_early_in_competitive_mode_only() {
+        let mut c = DrainCheck::Idle;
+        assert!(!c.start_now(at(10)), "default mode: nothing to drain");
+        c.on_competitive(at(0), ms(100));
+        assert!(c.start_now(at(10)), "before it was due");
+        assert_eq!(c, DrainCheck::Draining { since: at(10), interval: ms(100) });
+        assert!(!c.start_now(at(20)), "one drain at a time");
     }
 
     #[test]

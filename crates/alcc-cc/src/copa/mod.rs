@@ -105,6 +105,9 @@ pub struct Copa {
     /// Standing RTT and target as of the last ACK, for pacing and metrics.
     standing_rtt: Option<Duration>,
     target: f64,
+    /// A drain check began on its own schedule since [`Controller::take_drain_start`] last
+    /// asked.
+    drain_started: bool,
 }
 
 impl Copa {
@@ -125,6 +128,7 @@ impl Copa {
             loss: LossRule::new(),
             standing_rtt: None,
             target: f64::INFINITY,
+            drain_started: false,
         }
     }
 
@@ -273,6 +277,7 @@ impl Controller for Copa {
         }
         if self.drain.start_if_due(now) {
             self.cwnd = pipe_window(self.cwnd, min_rtt, standing).max(MIN_CWND);
+            self.drain_started = true;
         }
         self.end_of_loss_period(now);
     }
@@ -301,9 +306,26 @@ impl Controller for Copa {
 
     /// Continues from the rate the group gave it: `cwnd = rate x RTT` in packets (RFC 8699 section
     /// 5.3.1 for window-based controllers), never below [`MIN_CWND`]. Slow start, velocity,
-    /// `delta` and the RTT history are kept: the window moves on from the share.
+    /// `delta` and the RTT history are kept: the window moves on from the share. While a drain
+    /// check holds the window at the pipe ([`drain`]), a share may lower it but not raise it:
+    /// the hold is what lets the queue empty.
     fn adopt_share(&mut self, _now: Time, share: &Share) {
-        self.cwnd = (share.window() as f64 / self.mss as f64).max(MIN_CWND);
+        let cwnd = (share.window() as f64 / self.mss as f64).max(MIN_CWND);
+        self.cwnd = if self.drain.holds() { cwnd.min(self.cwnd) } else { cwnd };
+    }
+
+    fn take_drain_start(&mut self) -> bool {
+        std::mem::take(&mut self.drain_started)
+    }
+
+    /// In competitive mode, starts the drain check now (the window held at the pipe, [`drain`]),
+    /// because another flow of the group began one: the group's queue empties only when every
+    /// flow of the group holds. Nothing in the default mode or while draining.
+    fn drain_with_group(&mut self, now: Time) {
+        let (Some(min_rtt), Some(standing)) = (self.rtt.min_rtt(), self.standing_rtt) else { return };
+        if self.drain.start_now(now) {
+            self.cwnd = pipe_window(self.cwnd, min_rtt, standing).max(MIN_CWND);
+        }
     }
 
     fn metrics(&self) -> Metrics {

@@ -263,6 +263,71 @@ fn competitive_mode_stays_while_a_drain_finds_a_competitor_and_waits_twice_as_lo
 }
 
 #[test]
+fn a_share_does_not_lift_the_window_while_it_is_held_at_the_pipe() {
+    // In a coupled group every step offers the group's mean (adopt_share); it used to set the
+    // window to the mean at once, undoing the drain's hold, so a coupled Copa's check never saw
+    // the queue empty (the group stayed in competitive mode, bench/coupled-results.md).
+    let (mut f, mut t) = competitive_flow();
+    ack_until(&mut f, &mut t, 55, |c| c.drain.holds());
+    let cut = f.copa.cwnd();
+    let rtt = Duration::from_millis(55);
+    let window_of = |packets: f64| Share { rate: packets * MSS as f64 / rtt.as_secs_f64(), rtt };
+    f.copa.adopt_share(Time::from_micros(t), &window_of(cut * 3.0));
+    assert_eq!(f.copa.cwnd(), cut, "held");
+    f.copa.adopt_share(Time::from_micros(t), &window_of(cut - 1.0));
+    assert!(
+        (f.copa.cwnd() - (cut - 1.0)).abs() < 1e-2,
+        "a smaller share lowers it: {} from {cut}",
+        f.copa.cwnd()
+    );
+    // Once the hold ended, the share is adopted as before.
+    t += 20_000;
+    f.ack(t, 20);
+    assert!(!f.copa.drain.holds());
+    f.copa.adopt_share(Time::from_micros(t), &window_of(30.0));
+    assert!((f.copa.cwnd() - 30.0).abs() < 1e-2, "{}", f.copa.cwnd());
+}
+
+#[test]
+fn a_drain_is_reported_once_and_a_group_drain_starts_one_in_competitive_mode_only() {
+    let (mut f, mut t) = competitive_flow();
+    assert!(!f.copa.take_drain_start());
+    ack_until(&mut f, &mut t, 55, |c| c.drain.holds());
+    assert!(f.copa.take_drain_start(), "its own drain began");
+    assert!(!f.copa.take_drain_start(), "reported once");
+    // A drain of the group while this flow's own is under way changes nothing.
+    let cut = f.copa.cwnd();
+    f.copa.drain_with_group(Time::from_micros(t + 1000));
+    assert_eq!(f.copa.cwnd(), cut);
+    // The check ends (a competitor), the window moves again; the group's next drain starts
+    // this flow's at once, long before its own was due, and is not reported as its own.
+    t += 55_000;
+    f.ack(t, 55);
+    assert!(!f.copa.drain.holds());
+    for _ in 0..30 {
+        t += 1000;
+        f.ack(t, 55);
+    }
+    assert!(!f.copa.drain.holds(), "its own next drain is not due yet");
+    let before = f.copa.cwnd();
+    f.copa.drain_with_group(Time::from_micros(t));
+    assert!(f.copa.drain.holds());
+    assert!(f.copa.cwnd() < before, "held at the pipe: {} from {before}", f.copa.cwnd());
+    assert!(!f.copa.take_drain_start());
+    // In the default mode a group's drain does nothing.
+    let mut g = Flow::new(CopaParams::default());
+    g.ack(0, 20);
+    for i in 1..100 {
+        g.ack(i * 1000, 21);
+    }
+    assert_eq!(g.copa.mode(), Mode::Default);
+    let w = g.copa.cwnd();
+    g.copa.drain_with_group(Time::from_micros(100_000));
+    assert!(!g.copa.drain.holds());
+    assert_eq!(g.copa.cwnd(), w);
+}
+
+#[test]
 fn the_default_policy_never_drains() {
     let mut f = Flow::new(CopaParams { delta: 0.5, policy: ModePolicy::Default });
     f.ack(0, 20);

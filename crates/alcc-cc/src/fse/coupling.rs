@@ -38,6 +38,11 @@ pub struct Coupling {
     last_share: Option<f64>,
     /// Shares that differed from the controller's rate and were applied.
     applied: u64,
+    /// The group's drain count ([`FlowGroup::drain`](super::FlowGroup::drain)) this flow has
+    /// followed (or started); `None` before its first share.
+    drains_seen: Option<u64>,
+    /// The RTT of the last look, for reading the rate again after a drain.
+    rtt: Duration,
 }
 
 impl Coupling {
@@ -55,7 +60,32 @@ impl Coupling {
             self.change += rate - before;
         }
         self.continued_from = Some(rate);
+        self.rtt = rtt;
         Some(rate)
+    }
+
+    /// This flow's controller began a drain ([`Controller::take_drain_start`]), the group's
+    /// drain number `count` ([`FlowGroup::drain`](super::FlowGroup::drain)): it follows no
+    /// drain up to it.
+    pub fn drained(&mut self, count: u64) {
+        self.drains_seen = Some(self.drains_seen.map_or(count, |seen| seen.max(count)));
+    }
+
+    /// Follows the group's drains: when the group's drain count `count` passed the last this
+    /// flow saw, another flow of the group began draining its queue, which is this flow's
+    /// queue too, and the controller drains with it ([`Controller::drain_with_group`]). The
+    /// window it drops to is the controller's own change, reported at the next step. The
+    /// first count a flow sees (when it joins) is only noted. Call after
+    /// [`observe`](Self::observe), before [`apply`](Self::apply).
+    pub fn follow_drains(&mut self, now: Time, count: u64, controller: &mut dyn Controller) {
+        let seen = self.drains_seen.replace(count.max(self.drains_seen.unwrap_or(0)));
+        if seen.is_none_or(|seen| count <= seen) {
+            return;
+        }
+        controller.drain_with_group(now);
+        // The controller's own change: counted now, reported at the next step.
+        let rtt = self.rtt;
+        self.observe(controller, rtt);
     }
 
     /// Whether the flow has been seen with a rate (it is, or may join, a group member).
@@ -155,5 +185,54 @@ mod tests {
         coupling.apply(Time::from_micros(0), Share { rate: 0.0, rtt }, own, controller.as_mut(), 1448);
         let decision = coupling.decision(controller.as_ref());
         assert_eq!(decision.pacing_rate, Some(7_240), "one 1448-byte packet per 200 ms");
+    }
+
+    /// Counts the group drains it is asked to follow; its window halves at each.
+    #[derive(Debug)]
+    struct Drains {
+        window: u64,
+        followed: u32,
+    }
+
+    impl Controller for Drains {
+        fn name(&self) -> &'static str {
+            "drains"
+        }
+        fn on_sent(&mut self, _now: Time, _p: &crate::event::SentPacket) -> u64 {
+            0
+        }
+        fn on_ack(&mut self, _now: Time, _a: &crate::event::AckSample) {}
+        fn on_loss(&mut self, _now: Time, _l: &crate::event::LossEvent) {}
+        fn decision(&self) -> Decision {
+            Decision { window: self.window, pacing_rate: None }
+        }
+        fn metrics(&self) -> crate::metrics::Metrics {
+            crate::metrics::Metrics::new(self.window, "test")
+        }
+        fn drain_with_group(&mut self, _now: Time) {
+            self.followed += 1;
+            self.window /= 2;
+        }
+    }
+
+    #[test]
+    fn a_flow_follows_each_new_drain_of_its_group_once_and_reports_the_cut() {
+        let rtt = Duration::from_millis(100);
+        let mut c = Drains { window: 100_000, followed: 0 };
+        let mut coupling = Coupling::new();
+        coupling.observe(&c, rtt);
+        let t = Time::from_millis(1);
+        coupling.follow_drains(t, 3, &mut c);
+        assert_eq!(c.followed, 0, "the count found at the first share is only noted");
+        coupling.follow_drains(t, 3, &mut c);
+        assert_eq!(c.followed, 0);
+        coupling.follow_drains(t, 4, &mut c);
+        assert_eq!(c.followed, 1, "another flow drained");
+        assert_eq!(coupling.take_change(), -500_000.0, "the cut is the controller's own change");
+        coupling.follow_drains(t, 4, &mut c);
+        assert_eq!(c.followed, 1, "once");
+        coupling.drained(5);
+        coupling.follow_drains(t, 5, &mut c);
+        assert_eq!(c.followed, 1, "its own drain is not followed again");
     }
 }

@@ -128,6 +128,8 @@ pub struct FlowGroup {
     /// Members with a desired rate ([`Demand::UpTo`]): while none, shares are computed lazily.
     limited: usize,
     next_id: u64,
+    /// How many drains of the group's queue its flows began ([`FlowGroup::drain`]).
+    drains: u64,
 }
 
 fn check_priority(p: f64) -> Result<f64, FseError> {
@@ -217,6 +219,20 @@ impl FlowGroup {
         self.member_mut(id)?.demand = demand;
         self.members_changed();
         Ok(())
+    }
+
+    /// A flow's controller began draining its queue (Copa's drain check: the window held at
+    /// the pipe until the queue is seen empty). The queue is the group's: the other flows
+    /// drain with it when they see the count grown ([`Coupling::follow_drains`]). Not in RFC
+    /// 8699: its controllers have no such check. Returns the group's count of drains.
+    pub fn drain(&mut self) -> u64 {
+        self.drains += 1;
+        self.drains
+    }
+
+    /// How many drains the group's flows began ([`drain`](Self::drain)).
+    pub fn drains(&self) -> u64 {
+        self.drains
     }
 
     /// The rate the group assigned to the flow (`FSE_R(f)`), bytes per second.

@@ -2,6 +2,8 @@
 //! the run with the same metrics code (`alcc-trace`) every other measurement uses.
 #![allow(dead_code)]
 
+pub mod coupled;
+
 use std::time::Duration;
 
 use alcc_cc::sim::{Capacity, Scenario, SimResult};

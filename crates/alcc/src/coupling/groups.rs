@@ -63,6 +63,17 @@ impl Groups {
         Portion::of(group, id)
     }
 
+    /// A flow of group `key` began draining its queue: the group's count of drains
+    /// ([`FlowGroup::drain`]).
+    pub fn drain(&mut self, key: &GroupKey) -> Option<u64> {
+        Some(self.groups.get_mut(key)?.drain())
+    }
+
+    /// How many drains the flows of group `key` began ([`FlowGroup::drains`]).
+    pub fn drains(&self, key: &GroupKey) -> Option<u64> {
+        Some(self.groups.get(key)?.drains())
+    }
+
     /// The flow's share now (others' changes since its last step included).
     #[cfg(test)]
     pub fn rate(&self, key: &GroupKey, id: FlowId) -> Option<f64> {
@@ -165,6 +176,24 @@ impl Membership {
         }
     }
 
+    /// The flow's controller began draining its queue (Copa's drain check): counted in its
+    /// group, whose count is returned; `None` before the flow joined, and in a manager's group
+    /// (the manager does not relay drains yet: there each flow drains alone).
+    pub fn drain(&self, groups: &mut Groups) -> Option<u64> {
+        match (&self.key, self.id) {
+            (Some(key), Some(MemberId::Local(_))) => groups.drain(key),
+            _ => None,
+        }
+    }
+
+    /// The count of drains the flow's group began (see [`drain`](Self::drain)); `None` as there.
+    pub fn drains(&self, groups: &Groups) -> Option<u64> {
+        match (&self.key, self.id) {
+            (Some(key), Some(MemberId::Local(_))) => groups.drains(key),
+            _ => None,
+        }
+    }
+
     /// Sets the weight (in the group too, if joined).
     pub fn set_weight(&mut self, groups: &mut Groups, weight: f64, now: Time) {
         self.weight = weight;
@@ -207,9 +236,13 @@ mod tests {
         a.leave(&mut groups, t);
         let Some(MemberId::Local(bid)) = b.id else { panic!("b joined locally") };
         assert_eq!(groups.rate(&key, bid), Some(2400.0), "the leaver's share is the other's");
+        assert_eq!(b.drains(&groups), Some(0));
+        assert_eq!(b.drain(&mut groups), Some(1), "a drain of b's group");
+        assert_eq!(b.drains(&groups), Some(1));
         b.leave(&mut groups, t);
         assert_eq!(groups.len_of(&key), 0);
         let mut none = Membership::new(None, 1.0);
         assert_eq!(none.share(&mut groups, 1000.0, 0.0, t), None);
+        assert_eq!(none.drain(&mut groups), None);
     }
 }

@@ -102,8 +102,17 @@ impl Control {
         }
         let Some(rtt) = rtt.or_else(|| controller.metrics().srtt) else { return };
         let Some(rate) = coupling.observe(controller.as_ref(), rtt) else { return };
+        // A drain of the controller's own queue is a drain of the group's (Copa's drain check).
+        if controller.take_drain_start() {
+            if let Some(count) = membership.drain(groups) {
+                coupling.drained(count);
+            }
+        }
         match membership.share(groups, rate, coupling.take_change(), now) {
             Some(p) => {
+                if let Some(count) = membership.drains(groups) {
+                    coupling.follow_drains(now, count, controller.as_mut());
+                }
                 coupling.apply(now, Share { rate: p.share, rtt }, p.mean, controller.as_mut(), min_window)
             }
             // No share (the manager has not answered, or is gone): the controller's own.
