@@ -294,7 +294,11 @@ fn foreign_udp_datagrams_are_dropped_and_close_nothing() {
                     hostile += 4;
                     send(id, &ack, usize::MAX);
                 }
-                (_, Frame::Close { sent }) => return (delivered, sent, hostile),
+                (_, Frame::Close { sent }) => {
+                    // The answer that lets the server's close succeed.
+                    send(id, &Frame::Close { sent: delivered }, usize::MAX);
+                    return (delivered, sent, hostile);
+                }
                 _ => {}
             }
         }

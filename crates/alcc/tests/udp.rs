@@ -325,3 +325,31 @@ fn a_new_client_on_a_reused_port_gets_only_its_own_flows_bytes() {
     assert_eq!(got.unwrap(), (total, sum), "B got bytes that were not its flow's");
     assert!(stats.foreign >= 1, "the old flow's datagrams were not seen: {stats:?}");
 }
+
+/// Found by the soak (seed 7, loopback, transfer 3548): a client that stopped reading after
+/// 2 MB of a 6.8 MB UDP transfer, once the server had sent everything, and closed its socket:
+/// the server declared the unacknowledged datagrams lost, sent its `Close` (whose ICMP port
+/// unreachable nobody read) and its close reported success, for a stream its client had
+/// abandoned. Now the server's close waits for the client's answer to its `Close`.
+#[test]
+fn a_client_that_leaves_before_the_end_fails_the_senders_close() {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap();
+    let (took_some, wait) = std::sync::mpsc::channel::<()>();
+    let client = thread::spawn(move || {
+        let mut r = AlccReceiver::connect(addr, &udp("none")).unwrap();
+        let mut buf = [0u8; 1];
+        io::Read::read_exact(&mut r, &mut buf).unwrap();
+        took_some.send(()).unwrap();
+        // Everything was sent by now; the client leaves without reading it.
+        thread::sleep(Duration::from_millis(100));
+        r.abort();
+    });
+    // One window holds the whole transfer: all of it is sent before the client leaves.
+    let (mut s, _) = AlccStream::accept_udp(socket, &udp("fixed:window=64")).unwrap();
+    write_pattern(&mut s, 64 * 1412).unwrap();
+    wait.recv().unwrap();
+    let e = s.close(Some(Duration::from_secs(60))).expect_err("the client never read the end");
+    assert!(matches!(e.kind(), io::ErrorKind::ConnectionRefused | io::ErrorKind::TimedOut), "{e}");
+    client.join().unwrap();
+}

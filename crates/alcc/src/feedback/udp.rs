@@ -29,7 +29,7 @@ use crate::feedback::{Feedback, FeedbackSource, FeedbackStats};
 use crate::sent_chunks::{Chunk, SentChunks};
 use crate::sys;
 use crate::wire::udp::{receive, to_sender, ConnectionId, Received};
-use crate::wire::{Frame, WireError};
+use crate::wire::{Frame, FrameKind, WireError};
 
 /// What the flood limit counts in UDP mode (src/feedback/budget.rs), for its error.
 const WORTHLESS: &str = "datagrams that acknowledged nothing new (repeated ACKs, reports, Hellos)";
@@ -39,9 +39,31 @@ const WORTHLESS: &str = "datagrams that acknowledged nothing new (repeated ACKs,
 /// a new client repeats its request every 200 ms and gives up after 10 s.
 pub const STALE_AFTER: Duration = Duration::from_secs(1);
 
+/// How often the server repeats its `Close` while the client has not answered it.
+pub const CLOSE_REPEAT: Duration = Duration::from_millis(200);
+
+/// How long the server waits, after its `Close`, for the client's answer while hearing
+/// nothing from it (the client's own idle limit): then the flow fails, since a client that
+/// stopped reading or went away cannot be told from one that got everything.
+pub const CLOSE_LIMIT: Duration = Duration::from_secs(10);
+
+/// The server's end of the stream: its `Close` went out; the client's answer is awaited.
+#[derive(Clone, Copy, Debug)]
+struct Closing {
+    /// When the `Close` is sent again if no answer came.
+    repeat_at: Time,
+    /// The client's answer: the bytes it received in all.
+    answered: Option<u64>,
+}
+
 /// UDP-mode feedback for one flow.
 #[derive(Debug, Default)]
 pub struct UdpFeedback {
+    /// The end of the stream, once the server's `Close` went out.
+    closing: Option<Closing>,
+    /// After the `Close`: the client's port refused a datagram (it is gone); its answer may
+    /// still wait in the socket.
+    refused: bool,
     /// The flow's connection id: datagrams with another are not its own.
     id: ConnectionId,
     /// Datagrams dropped as not its own ([`Received::Foreign`], [`Received::OtherStart`]).
@@ -71,6 +93,53 @@ impl UdpFeedback {
     /// Datagrams that reached the socket and were not the flow's own (dropped).
     pub fn foreign(&self) -> u64 {
         self.foreign
+    }
+
+    /// The server's `Close` went out at `now`, or went out again.
+    pub fn close_sent(&mut self, now: Time) {
+        let answered = self.closing.and_then(|c| c.answered);
+        self.closing = Some(Closing { repeat_at: now + CLOSE_REPEAT, answered });
+    }
+
+    /// Whether the `Close` is due to be sent (again): not sent yet, or unanswered past its
+    /// repeat time. Fails once the client has been silent for [`CLOSE_LIMIT`] since.
+    pub fn close_due(&self, now: Time) -> io::Result<bool> {
+        let Some(c) = self.closing else { return Ok(true) };
+        if c.answered.is_some() {
+            return Ok(false);
+        }
+        let silent = now.saturating_since(self.heard.unwrap_or(now));
+        if silent >= CLOSE_LIMIT {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "alcc udp: the client did not confirm the end of the stream (silent for {silent:?}): it \
+                     stopped reading or is gone"
+                ),
+            ));
+        }
+        Ok(now >= c.repeat_at)
+    }
+
+    /// The client's answer to the `Close`: the bytes it received (`None` until it came).
+    pub fn end_confirmed(&self) -> Option<u64> {
+        self.closing.and_then(|c| c.answered)
+    }
+
+    /// A socket error: once the `Close` went out, ICMP port unreachable is what a client
+    /// that answered and closed its socket leaves behind (its answer may still wait in the
+    /// socket, behind the error), so it is noted, not fatal; anything else fails the flow.
+    pub fn absorb_refusal(&mut self, e: io::Error) -> io::Result<()> {
+        if self.closing.is_some() && e.kind() == io::ErrorKind::ConnectionRefused {
+            self.refused = true;
+            return Ok(());
+        }
+        Err(e)
+    }
+
+    /// Whether the client's port refused a datagram after the `Close` went out.
+    pub fn refused(&self) -> bool {
+        self.refused
     }
 
     fn mark(&mut self, seq: u64) {
@@ -145,6 +214,16 @@ impl UdpFeedback {
                 self.flood.note(now, WORTHLESS)?;
                 keep_newest_report(out, first, ReceiverReport::Forecast(f));
             }
+            Frame::Close { sent: received } => match self.closing.as_mut() {
+                Some(c) if c.answered.is_none() => c.answered = Some(received),
+                Some(_) => self.flood.note(now, WORTHLESS)?,
+                None => {
+                    return Err(protocol_error(&WireError::Unexpected {
+                        kind: FrameKind::Close,
+                        why: "the client answers a Close, it never sends one first",
+                    }))
+                }
+            },
             // A repeated start request: the flow is already running.
             _ => self.flood.note(now, WORTHLESS)?,
         }
@@ -198,7 +277,7 @@ impl FeedbackSource for UdpFeedback {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
                 // Among others, a datagram that bounced (ICMP port unreachable): the
                 // receiver is gone.
-                Err(e) => Err(e),
+                Err(e) => self.absorb_refusal(e),
             };
             self.scratch = buf;
             r?;
@@ -213,7 +292,11 @@ impl FeedbackSource for UdpFeedback {
     }
 
     fn next_deadline(&self) -> Option<Time> {
-        self.sent.loss_deadline()
+        let repeat = self.closing.filter(|c| c.answered.is_none()).map(|c| c.repeat_at);
+        match (self.sent.loss_deadline(), repeat) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn backlogged(&self) -> bool {
@@ -273,7 +356,7 @@ mod tests {
         assert!(f.take(Time::from_millis(21), &ack(5), &mut out, 0).is_err());
         let mut data = Vec::new();
         crate::wire::udp::encode_datagram(ID, &Frame::Close { sent: 0 }, &mut data).unwrap();
-        assert!(f.take(Time::from_millis(21), &data, &mut out, 0).is_err(), "a Close towards the server");
+        assert!(f.take(Time::from_millis(21), &data, &mut out, 0).is_err(), "a Close before the server's");
         // Garbage and other flows' datagrams are dropped and counted; nothing fails.
         f.take(Time::from_millis(21), b"garbage!", &mut out, 0).unwrap();
         crate::wire::udp::encode_datagram(ConnectionId(8), &Frame::Close { sent: 0 }, &mut data).unwrap();

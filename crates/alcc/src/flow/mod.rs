@@ -217,7 +217,7 @@ impl Flow {
             Ending::Open => false,
             Ending::Finish => {
                 if flushed && !self.shut {
-                    self.shut = self.transport.finish(fd, &self.chunks)?;
+                    self.shut = self.transport.finish(fd, &self.chunks, now)?;
                 }
                 self.shut && self.chunks.bytes_in_flight() == 0
             }

@@ -216,6 +216,14 @@ impl UdpReceiver {
                 self.send(&Frame::Ack(ack))?;
             }
             Frame::Close { sent } => {
+                // The answer: the end was read here, with so many bytes (three times at the
+                // first Close, as the server sends its own; once for each repetition).
+                // Best effort: a server already gone draws ICMP port unreachable, and its
+                // error on our socket must not turn the complete stream into a failure.
+                let answer = Frame::Close { sent: self.stats.delivered };
+                for _ in 0..if self.closed { 1 } else { 3 } {
+                    let _ = self.send(&answer);
+                }
                 self.stats.sender_sent = Some(sent);
                 self.closed = true;
             }

@@ -102,10 +102,15 @@ impl Transport {
     /// The socket's pending error, if any, taken at the start of each step: SO_ERROR in
     /// framed and UDP mode; in kernel mode nothing here, since its feedback reads TCP_INFO
     /// every step anyway and takes SO_ERROR only once that shows the connection closed.
-    pub fn take_error(&self, fd: RawFd) -> io::Result<Option<io::Error>> {
+    pub fn take_error(&mut self, fd: RawFd) -> io::Result<Option<io::Error>> {
         match self {
             Transport::Kernel(_) => Ok(None),
-            Transport::Framed(_) | Transport::Udp(_) => sys::take_socket_error(fd),
+            Transport::Framed(_) => sys::take_socket_error(fd),
+            // After its `Close`, a refusal is judged once the client's answer was looked for.
+            Transport::Udp(t) => match sys::take_socket_error(fd)? {
+                Some(e) => Ok(t.feedback.absorb_refusal(e).err()),
+                None => Ok(None),
+            },
         }
     }
 
@@ -161,11 +166,12 @@ impl Transport {
     }
 
     /// Ends the flow's sending once everything was written: FIN for TCP; for UDP, once
-    /// nothing is in flight, the `Close` datagrams. Returns whether it is done.
-    pub fn finish(&mut self, fd: RawFd, chunks: &SentChunks) -> io::Result<bool> {
+    /// nothing is in flight, the `Close` datagrams until the receiver answered. Returns
+    /// whether it is done (call again until it is).
+    pub fn finish(&mut self, fd: RawFd, chunks: &SentChunks, now: Time) -> io::Result<bool> {
         match self {
             Transport::Kernel(_) | Transport::Framed(_) => sys::shutdown_write(fd).map(|()| true),
-            Transport::Udp(t) => t.finish(fd, chunks),
+            Transport::Udp(t) => t.finish(fd, chunks, now),
         }
     }
 

@@ -1,7 +1,7 @@
 //! UDP mode's write path, every datagram behind the flow's connection id (the one its client
 //! chose): the `Hello` naming the controller (three times: nothing is retransmitted), then one data datagram per chunk of at most
 //! [`UDP_PAYLOAD`](crate::wire::udp::UDP_PAYLOAD) bytes, and at the end, once nothing is in
-//! flight, the `Close` datagrams with the count of bytes sent. [`UdpFeedback`] reads the
+//! flight, the `Close` datagrams with the count of bytes sent, until the receiver answers. [`UdpFeedback`] reads the
 //! receiver's per-datagram ACKs.
 
 use std::io;
@@ -14,6 +14,7 @@ use crate::transport::OutChunk;
 use crate::wire::frame::{encode_data_header, Envelope};
 use crate::wire::udp::{encode_datagram, ConnectionId};
 use crate::wire::{DataHeader, Frame};
+use alcc_cc::Time;
 
 /// How many times the datagrams that carry no data (`Hello`, `Close`) are sent.
 const REPEATS: usize = 3;
@@ -23,6 +24,8 @@ const REPEATS: usize = 3;
 pub(crate) struct UdpTransport {
     /// The flow's connection id.
     id: ConnectionId,
+    /// The `Close` went out at least once.
+    close_started: bool,
     /// The encoded `Hello`, until it is sent.
     hello: Option<Vec<u8>>,
     /// The datagram being built.
@@ -41,7 +44,13 @@ impl UdpTransport {
         let mut hello = Vec::new();
         encode_datagram(id, &Frame::Hello { spec: spec.trim().to_string() }, &mut hello)
             .map_err(encoding_error)?;
-        Ok(UdpTransport { id, hello: Some(hello), datagram: Vec::new(), feedback: UdpFeedback::new(id) })
+        Ok(UdpTransport {
+            id,
+            close_started: false,
+            hello: Some(hello),
+            datagram: Vec::new(),
+            feedback: UdpFeedback::new(id),
+        })
     }
 
     /// Sends the `Hello` if it was not sent yet (a datagram the socket refuses is lost, as
@@ -79,17 +88,40 @@ impl UdpTransport {
     }
 
     /// Once every datagram was acknowledged or declared lost, tells the receiver how many
-    /// bytes were sent; returns whether it did.
-    pub fn finish(&mut self, fd: RawFd, chunks: &SentChunks) -> io::Result<bool> {
+    /// bytes were sent (`Close`, three times, then again every
+    /// [`CLOSE_REPEAT`](crate::feedback::udp::CLOSE_REPEAT)) until the receiver answers with
+    /// its own `Close`; returns whether it answered. A receiver that stopped reading before
+    /// the end, or is gone, never answers: the flow fails after
+    /// [`CLOSE_LIMIT`](crate::feedback::udp::CLOSE_LIMIT) of its silence (or at once, on the
+    /// ICMP port unreachable that the `Close` draws), so that the sender's close never
+    /// reports success for a stream its receiver abandoned.
+    pub fn finish(&mut self, fd: RawFd, chunks: &SentChunks, now: Time) -> io::Result<bool> {
         if chunks.bytes_in_flight() > 0 {
             return Ok(false);
         }
+        if self.feedback.end_confirmed().is_some() {
+            return Ok(true);
+        }
+        if self.feedback.refused() {
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                "alcc udp: the client went away before it confirmed the end of the stream",
+            ));
+        }
+        if !self.feedback.close_due(now)? {
+            return Ok(false);
+        }
+        let repeats = if self.close_started { 1 } else { REPEATS };
+        self.close_started = true;
         let mut close = Vec::new();
         encode_datagram(self.id, &Frame::Close { sent: chunks.written() }, &mut close)
             .map_err(encoding_error)?;
-        for _ in 0..REPEATS {
+        for _ in 0..repeats {
+            // A datagram the socket refuses is lost, as the network might lose it; a refusal
+            // (ICMP port unreachable) is judged once the socket was read.
             let _ = sys::send_parts(fd, &[&close], false);
         }
-        Ok(true)
+        self.feedback.close_sent(now);
+        Ok(false)
     }
 }

@@ -8,8 +8,8 @@
 //! got the port of an earlier client whose flow still sends must not read that flow's bytes.
 //! There are no stream rules beyond what each side checks against its own state: datagrams
 //! may be lost, duplicated or reordered. Client to server: `Hello` (the request to start,
-//! repeated until data arrives), `Ack`, `Report`. Server to client: `Hello` (its controller),
-//! `Data`, `Close`.
+//! repeated until data arrives), `Ack`, `Report`, `Close` (its answer to the server's, with
+//! the bytes it received). Server to client: `Hello` (its controller), `Data`, `Close`.
 
 use std::io;
 
@@ -123,9 +123,10 @@ pub fn is_version1_request(datagram: &[u8]) -> bool {
 /// "unsupported wire version 2 (this side speaks 1)" instead of waiting in vain.
 pub const VERSION_NOTICE: [u8; HEADER_LEN] = [MAGIC[0], MAGIC[1], UDP_VERSION, 5, 0, 0, 0, 8];
 
-/// Whether the server may receive `kind` in UDP mode.
+/// Whether the server may receive `kind` in UDP mode (a `Close` only as the client's answer
+/// to the server's).
 pub fn to_sender(kind: FrameKind) -> bool {
-    matches!(kind, FrameKind::Hello | FrameKind::Ack | FrameKind::Report)
+    matches!(kind, FrameKind::Hello | FrameKind::Ack | FrameKind::Report | FrameKind::Close)
 }
 
 #[cfg(test)]
@@ -152,7 +153,7 @@ mod tests {
         assert_eq!(parse_datagram(&d[..12]), Err(WireError::Truncated(12)));
         d.push(0);
         assert!(matches!(parse_datagram(&d), Err(WireError::BadField { kind: FrameKind::Close, .. })));
-        assert!(to_sender(FrameKind::Ack) && !to_sender(FrameKind::Data) && !to_sender(FrameKind::Close));
+        assert!(to_sender(FrameKind::Ack) && to_sender(FrameKind::Close) && !to_sender(FrameKind::Data));
     }
 
     #[test]
