@@ -44,7 +44,7 @@ fn run(s: &Scenario, spec: &str, weights: &[f64], coupled: bool, stagger: Durati
             } else {
                 Box::new(probe)
             };
-            FlowSpec { controller, start: stagger * i as u32 }
+            FlowSpec::new(stagger * i as u32, controller)
         })
         .collect();
     let results = s.run_flows(flows).unwrap();

@@ -31,12 +31,22 @@ const WINDOW_SAMPLE: Duration = Duration::from_millis(10);
 /// Steps at one instant after which time moves on by 1 µs (as in the one-flow run).
 const STALL_LIMIT: u32 = 100_000;
 
-/// One flow of a several-flow run: its controller and when it starts sending.
+/// One flow of a several-flow run: its controller, when it starts sending and when it stops.
 pub struct FlowSpec {
     /// The flow's controller (wrapped by the caller if it is coupled).
     pub controller: Box<dyn Controller>,
     /// When the flow starts, from the start of the run.
     pub start: Duration,
+    /// When it stops sending new packets (what it sent is still delivered and acknowledged);
+    /// `None`: at the end of the run.
+    pub stop: Option<Duration>,
+}
+
+impl FlowSpec {
+    /// A flow with `controller` from `start` to the end of the run.
+    pub fn new(start: Duration, controller: Box<dyn Controller>) -> FlowSpec {
+        FlowSpec { controller, start, stop: None }
+    }
 }
 
 impl Scenario {
@@ -78,6 +88,7 @@ enum Event {
 struct Flow {
     controller: Box<dyn Controller>,
     start: Time,
+    stop: Time,
     sent: SentPackets,
     pacer: Pacer,
     nic_free_at: Time,
@@ -118,6 +129,7 @@ impl<'a> Shared<'a> {
             .map(|f| Flow {
                 controller: f.controller,
                 start: Time::ZERO + f.start,
+                stop: f.stop.map_or(end, |d| Time::ZERO + d),
                 sent: SentPackets::new(0),
                 pacer: Pacer::new(),
                 nic_free_at: Time::ZERO,
@@ -211,6 +223,9 @@ impl<'a> Shared<'a> {
         if self.now < f.start {
             return Some(f.start);
         }
+        if self.now >= f.stop {
+            return None;
+        }
         if !f.window_allows(self.scenario.packet_bytes) {
             return None;
         }
@@ -280,7 +295,7 @@ impl<'a> Shared<'a> {
         let now = self.now;
         let bytes = self.scenario.packet_bytes;
         let f = &mut self.flows[index];
-        if now < f.start {
+        if now < f.start || now >= f.stop {
             return;
         }
         if !f.window_allows(bytes) {
@@ -361,10 +376,7 @@ mod tests {
         // link without a standing queue.
         let mut s = Scenario::new(Capacity::ConstantMbps(12.0));
         s.duration = Duration::from_secs(10);
-        let flows = vec![
-            FlowSpec { controller: fixed(10), start: Duration::ZERO },
-            FlowSpec { controller: fixed(30), start: Duration::ZERO },
-        ];
+        let flows = vec![FlowSpec::new(Duration::ZERO, fixed(10)), FlowSpec::new(Duration::ZERO, fixed(30))];
         let r = s.run_flows(flows).unwrap();
         let from = Time::from_millis(1000);
         let (a, b) = (delivered_mbps(&r[0], from), delivered_mbps(&r[1], from));
@@ -378,12 +390,15 @@ mod tests {
         let mut s = Scenario::new(Capacity::ConstantMbps(12.0));
         s.duration = Duration::from_secs(6);
         let flows = vec![
-            FlowSpec { controller: fixed(60), start: Duration::ZERO },
-            FlowSpec { controller: fixed(60), start: Duration::from_secs(2) },
+            FlowSpec::new(Duration::ZERO, fixed(60)),
+            FlowSpec::new(Duration::from_secs(2), fixed(60)),
+            FlowSpec { stop: Some(Duration::from_secs(1)), ..FlowSpec::new(Duration::ZERO, fixed(5)) },
         ];
         let r = s.run_flows(flows).unwrap();
         assert!(r[1].packets.iter().all(|p| p.sent >= Time::from_millis(2000)));
-        for flow in &r {
+        assert!(r[2].packets.iter().all(|p| p.sent < Time::from_millis(1000)), "stopped at 1 s");
+        assert!(r[2].packets.iter().all(|p| p.one_way_delay().is_some()), "what it sent arrived");
+        for flow in &r[..2] {
             let last = flow.packets.iter().rev().find_map(|p| p.one_way_delay()).unwrap();
             assert!(last.abs_diff(Duration::from_millis(100)) <= Duration::from_millis(3), "{last:?}");
         }
@@ -397,10 +412,7 @@ mod tests {
         let mut s = Scenario::new(Capacity::ConstantMbps(12.0));
         s.duration = Duration::from_secs(10);
         let alone = s.run("copa").unwrap();
-        let flows = vec![FlowSpec {
-            controller: crate::registry::build("copa", &s.config()).unwrap(),
-            start: Duration::ZERO,
-        }];
+        let flows = vec![FlowSpec::new(Duration::ZERO, crate::registry::build("copa", &s.config()).unwrap())];
         let r = s.run_flows(flows).unwrap();
         assert_eq!(alone.packets, r[0].packets);
     }
@@ -409,7 +421,7 @@ mod tests {
     fn other_acknowledgement_models_are_refused() {
         let mut s = Scenario::new(Capacity::ConstantMbps(12.0));
         s.return_loss = 0.1;
-        let flows = vec![FlowSpec { controller: fixed(10), start: Duration::ZERO }];
+        let flows = vec![FlowSpec::new(Duration::ZERO, fixed(10))];
         assert!(matches!(s.run_flows(flows), Err(SimError::Invalid(m)) if m.starts_with("several flows")));
         assert!(matches!(
             Scenario::new(Capacity::ConstantMbps(1.0)).run_flows(Vec::new()),
