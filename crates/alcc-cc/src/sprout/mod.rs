@@ -27,6 +27,11 @@
 //! subtracts a cumulative count per tick). The sender looks ahead and counts a forecast's ticks
 //! from its arrival as the reference does; counting them from its estimated creation is our
 //! variant `sprout:clock=half_rtt` ([`ForecastClock`]).
+//!
+//! How fast forecasts come back decides how much the sender sends (see [`sender`]): compare
+//! Sprouts only over the same feedback path. The authors' `sproutbt2` loads its uplink with a
+//! reverse bulk flow that delays its own forecasts; with an idle uplink under both, ours and
+//! theirs deliver the same (bench/reference-results.md).
 
 pub mod ack_inference;
 pub mod ack_sender;

@@ -47,6 +47,20 @@
 //! +3 to +14 % throughput and +11 to +25 ms p95 (emulator figures in
 //! `bench/reference-results.md`).
 //!
+//! The feedback path sets how much Sprout sends. With the arrival clock, what the link delivered
+//! while a forecast was on its way back still counts as queued, so the queue estimate is high by
+//! the delivery rate times the feedback delay and the sender keeps that much less in the network.
+//! The authors' example program `sproutbt2` (the harness's `ref-sprout`) sends bulk data in both
+//! directions and carries its forecasts on that reverse flow, so with the same trace on the
+//! uplink its forecasts wait behind its own reverse queue (24-31 ms on average on CampusWalk in
+//! the emulator), while `udp-sprout`'s reports cross an uplink that only carries feedback (2-3 ms).
+//! That setup, not this arithmetic, is why `udp-sprout` delivered 6-12 % more than `ref-sprout`
+//! with the same trace both ways: with an idle uplink under both (experiments/sprout-uplink.toml)
+//! they deliver within 1.5 % of each other at the same p95 (bench/reference-results.md, "Why
+//! udp-sprout delivered more than ref-sprout"). Behind a reverse `udp-sprout` flow on the uplink
+//! ours delivers less than the authors' (its reports waited 23-35 ms there, median, against
+//! 11-20 ms for the authors' forecasts, which ride the first packet of a reverse burst).
+//!
 //! Heartbeat: when nothing has been sent for 50 ms and the window is closed, the window opens
 //! by one packet (the sender asks for a timer at that deadline) so that the receiver keeps
 //! observing the link even when the forecast is zero. Before the first forecast the window is
