@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coupled flows through the trace emulator (issue 14's criteria; docs/coupled-flows.md). Run as
-# root; hold the emulator lock: `flock /work/locks/emu.lock bench/coupled.sh ...`.
+# root, holding an emulator slot: `/work/locks/emu bench/coupled.sh ...`.
 #
 # 4 ALCC-Copa flows (over kernel CUBIC) to one client: 4 curls in the client namespace, started
 # together, each `curl --max-time S http://SERVER:9000/?weight=W` with W = 1, 2, 3, 4, behind
@@ -13,15 +13,22 @@
 #   manager    two `alcc serve --group bench --manager SOCK` processes (ports 9000 and 9001,
 #              flows 1+3 on one, 2+4 on the other) joined through `alcc manager` (--manager
 #              mode only, see --modes)
+#              Each server writes its flows' telemetry (TAG.p9000.tel, TAG.p9001.tel, 100 ms;
+#              group_share, shares_applied, the controller's window), and
+#              bench/coupled_telemetry.py prints per flow the mean group share, the share of
+#              the summed group shares and how often the flow had no share (TAG.shares.txt)
 #   kill       as manager, and at 10 s the process on port 9001 (flows 2 and 4) is killed
 #              with -9; the survivor's telemetry gives its flows' delivered rate in 200 ms
 #              windows, and the time from the kill until it reaches 90 % of the link's
 #              throughput before the kill is the reclaim time (bench/coupled_kill.py)
+# A mode with the suffix -b (e.g. manager-b) runs its servers and manager from the binary given
+# with --bin-b (an earlier commit's build): both binaries in one interleaved sweep.
 # Per flow: curl's size_download / time_total. Aggregate and one-way delay: `alcc analyze` on
 # the emulator's downlink log. results.csv has one line per run; the summary prints per trace
 # and mode the means, coupled/uncoupled ratios, and each flow's share of the aggregate.
 #
 # Usage: bench/coupled.sh [--seconds S] [--runs R] [--modes "coupled uncoupled"] [--out DIR]
+#        [--bin-b PATH]
 # Environment: ALCC_BENCH_OUT (default /work/results/coupled-engine/bench-<time>), ALCC_BIN (the
 # alcc binary, default target/release/alcc; a copy keeps a rebuild from changing it mid-sweep).
 set -euo pipefail
@@ -31,16 +38,24 @@ secs=20
 runs=3
 modes="coupled uncoupled"
 out="${ALCC_BENCH_OUT:-}"
+bin_b=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) secs="$2"; shift ;;
     --runs) runs="$2"; shift ;;
     --modes) modes="$2"; shift ;;
     --out) out="$2"; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --bin-b) bin_b="$2"; shift ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "coupled.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
+done
+for mode in $modes; do
+  if [ "${mode%-b}" != "$mode" ] && [ ! -x "$bin_b" ]; then
+    echo "coupled.sh: mode $mode needs --bin-b PATH (an alcc binary)" >&2
+    exit 2
+  fi
 done
 if [ "$(id -u)" -ne 0 ]; then
   echo "coupled.sh: needs root (network namespaces, TUN devices)" >&2
@@ -57,22 +72,26 @@ mkdir -p "$out"
 "$A" trace gen --kind constant --rate 12 --duration 60 --out "$out/const12.trace"
 "$A" trace gen --kind cellular --seed 1 --duration 60 --out "$out/cellular.trace"
 
-echo "# $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) load before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/meta.txt"
+echo "# $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) binary $A${bin_b:+ (-b modes: $bin_b)} load before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/meta.txt"
 echo "trace,mode,run,agg_mbps,p50_ms,p95_ms,f1,f2,f3,f4" >"$out/results.csv"
 
 server_cmd() {
-  local mode="$1" tag="$2" common="$A serve --cc copa --underlay cubic --bytes 100000000000 --http"
+  local mode="$1" tag="$2" bin="$A"
+  if [ "${mode%-b}" != "$mode" ]; then
+    bin="$bin_b" mode="${mode%-b}"
+  fi
+  local common="$bin serve --cc copa --underlay cubic --bytes 100000000000 --http"
   case "$mode" in
     coupled) echo "$common --port 9000 --group auto --telemetry $out/$tag.tel --telemetry-interval-ms 100" ;;
     uncoupled) echo "$common --port 9000 --group none --telemetry $out/$tag.tel --telemetry-interval-ms 100" ;;
     manager)
-      echo "sh -c '$A manager --socket $out/manager.sock & sleep 0.3; \
-$common --port 9000 --group bench --manager $out/manager.sock & \
-$common --port 9001 --group bench --manager $out/manager.sock & wait'" ;;
+      echo "sh -c '$bin manager --socket $out/manager.sock & sleep 0.3; \
+$common --port 9000 --group bench --manager $out/manager.sock --telemetry $out/$tag.p9000.tel --telemetry-interval-ms 100 & \
+$common --port 9001 --group bench --manager $out/manager.sock --telemetry $out/$tag.p9001.tel --telemetry-interval-ms 100 & wait'" ;;
     kill)
-      echo "sh -c '$A manager --socket $out/manager.sock & sleep 0.3; date +%s.%N >$out/$tag.t0; \
+      echo "sh -c '$bin manager --socket $out/manager.sock & sleep 0.3; date +%s.%N >$out/$tag.t0; \
 $common --port 9000 --group bench --manager $out/manager.sock --telemetry $out/$tag.tel --telemetry-interval-ms 20 & \
-$common --port 9001 --group bench --manager $out/manager.sock & pb=\$!; \
+$common --port 9001 --group bench --manager $out/manager.sock --telemetry $out/$tag.p9001.tel --telemetry-interval-ms 100 & pb=\$!; \
 sleep 11; kill -9 \$pb; date +%s.%N >$out/$tag.kill; wait'" ;;
   esac
 }
@@ -80,7 +99,7 @@ sleep 11; kill -9 \$pb; date +%s.%N >$out/$tag.kill; wait'" ;;
 # The client: 4 curls at once; flow W asks for weight W (manager mode: odd W to port 9000,
 # even W to 9001).
 client_cmd() {
-  local mode="$1" tag="$2"
+  local mode="${1%-b}" tag="$2"
   local port2=9000
   [ "$mode" = manager ] || [ "$mode" = kill ] && port2=9001
   cat <<CLIENT
@@ -110,10 +129,13 @@ for run in $(seq 1 "$runs"); do
         f="$(awk '{ if ($2 > 0) printf "%.4f", $1 * 8 / $2 / 1e6; else printf "0" }' "$out/$tag.curl$w")"
         flows="$flows,$f"
       done
-      if [ "$mode" = kill ]; then
+      if [ "${mode%-b}" = kill ]; then
         "$A" analyze "$out/$tag.log" --series "$out/$tag.series.csv" --bin-ms 200 >/dev/null
         python3 bench/coupled_kill.py "$out/$tag" | tee -a "$out/kill.txt"
         continue
+      fi
+      if [ "${mode%-b}" = manager ]; then
+        python3 bench/coupled_telemetry.py "$out/$tag" | tee "$out/$tag.shares.txt"
       fi
       line="$trace,$mode,$run,$(jq -r '[.throughput_mbps, .delay_p50_ms, .delay_p95_ms] | map(tostring) | join(",")' "$out/$tag.json")$flows"
       echo "$line" | tee -a "$out/results.csv"

@@ -42,6 +42,15 @@ def main(path: str) -> None:
         if mode == "uncoupled" or base is None:
             continue
         print(f"| {trace} | {mode} | {agg / base[0]:.3f} | {base[1] / p95:.2f}x |")
+    # The host manager's group against one process's group of the same sweep.
+    against = [(k, v) for k, v in sorted(means.items()) if k[1] != "coupled" and (k[0], "coupled") in means]
+    if against:
+        print()
+        print("| trace | mode vs coupled (one process) | aggregate ratio | p95 ratio (coupled / mode) |")
+        print("| --- | --- | --- | --- |")
+        for (trace, mode), (agg, p95, _) in against:
+            base = means[(trace, "coupled")]
+            print(f"| {trace} | {mode} | {agg / base[0]:.3f} | {base[1] / p95:.2f}x |")
 
 
 if __name__ == "__main__":
