@@ -12,6 +12,13 @@
 //! Counting the controller's change from the rate it actually continued from (rather than
 //! from the group's latest `FSE_R`) keeps step 3(a) right when shares reach the flow later
 //! than they were computed: at its next step, or when the manager's answer arrives.
+//!
+//! A share is offered to the controller once. At a step with no new share (a host manager
+//! answers a report, at most every 20 ms, not every step) the flow [`hold`](Coupling::hold)s:
+//! the controller keeps its own moves since it last adopted one, and what the flow sends keeps
+//! the proportion to the controller's rate that the last share set. Offering the same share
+//! again at every step would set the controller back to it each time, so that it repeated one
+//! move from one starting point and the group counted that move once per step.
 
 use std::time::Duration;
 
@@ -36,6 +43,8 @@ pub struct Coupling {
     assigned: Option<Decision>,
     /// The last share applied, bytes per second.
     last_share: Option<f64>,
+    /// What the flow sends over its controller's rate, as the last share set it.
+    proportion: Option<f64>,
     /// Shares that differed from the controller's rate and were applied.
     applied: u64,
     /// The group's drain count ([`FlowGroup::drain`](super::FlowGroup::drain)) this flow has
@@ -120,6 +129,7 @@ impl Coupling {
         self.last_share = Some(share.rate);
         if !differs(share.rate, current) && !differs(mean, current) {
             self.assigned = None;
+            self.proportion = Some(1.0);
             return;
         }
         self.applied += 1;
@@ -128,23 +138,46 @@ impl Coupling {
         }
         let Some(after) = calculated_rate(controller.decision(), share.rtt) else {
             self.assigned = None;
+            self.proportion = None;
             return;
         };
         self.continued_from = Some(after);
-        // Liveness: at least one packet (`min_window`) per RTT or per [`LIVENESS_INTERVAL`],
-        // whichever is longer, whatever the share. A flow held below that gets no ACKs, so its
-        // controller never calculates a new rate and the share never recovers; when the
-        // group's aggregate had fallen to about zero, every flow of the group stopped for good
-        // at the 1 B/s floor of `scale` (bench/soak.sh, --grouping peer).
-        let target = share.rate.max(super::rate_of_window(min_window, share.rtt.max(LIVENESS_INTERVAL)));
-        self.assigned = differs(target, after)
-            .then(|| scale(controller.decision(), target / after.max(1e-9), min_window));
+        self.proportion = Some(share.rate / after.max(1e-9));
+        self.send(share.rate, after, share.rtt, controller.decision(), min_window);
+    }
+
+    /// No new share since the last [`apply`](Self::apply) (a host manager answers a report, not
+    /// every step): the controller keeps its own moves since then, and the flow sends its
+    /// controller's rate in the proportion the last share set (its weight, for a controller
+    /// that adopted the group's mean; its share over its own rate, for one that did not). The
+    /// same share is not offered again: the controller would start over from it at every step
+    /// and the group would count its move once per step. Call after
+    /// [`observe`](Self::observe); before any share, the controller's own decision.
+    pub fn hold(&mut self, rtt: Duration, controller: &dyn Controller, min_window: u64) {
+        let (Some(current), Some(proportion)) = (self.continued_from, self.proportion) else {
+            self.assigned = None;
+            return;
+        };
+        self.send(current * proportion, current, rtt, controller.decision(), min_window);
+    }
+
+    /// Sends `target` bytes/s where the controller's `decision` amounts to `rate`: its
+    /// decision scaled (none when they are equal up to rounding). Liveness: at least one
+    /// packet (`min_window`) per RTT or per [`LIVENESS_INTERVAL`], whichever is longer,
+    /// whatever the share. A flow held below that gets no ACKs, so its controller never
+    /// calculates a new rate and the share never recovers; when the group's aggregate had
+    /// fallen to about zero, every flow of the group stopped for good at the 1 B/s floor of
+    /// `scale` (bench/soak.sh, --grouping peer).
+    fn send(&mut self, target: f64, rate: f64, rtt: Duration, decision: Decision, min_window: u64) {
+        let target = target.max(super::rate_of_window(min_window, rtt.max(LIVENESS_INTERVAL)));
+        self.assigned = differs(target, rate).then(|| scale(decision, target / rate.max(1e-9), min_window));
     }
 
     /// The flow has no share now (its group cannot be reached): it runs under its controller's
     /// own decision until the next [`apply`](Self::apply).
     pub fn release(&mut self) {
         self.assigned = None;
+        self.proportion = None;
     }
 
     /// The decision the flow runs under: the share's, or the controller's own.
@@ -234,5 +267,42 @@ mod tests {
         coupling.drained(5);
         coupling.follow_drains(t, 5, &mut c);
         assert_eq!(c.followed, 1, "its own drain is not followed again");
+    }
+
+    /// Between two answers of a host's manager the flow holds: the controller keeps what it
+    /// did since it adopted the mean (it is not set back to it), its move is counted once,
+    /// and the flow sends twice its controller's window as the last share (twice the mean)
+    /// said.
+    #[test]
+    fn a_held_share_keeps_the_controllers_moves_and_the_proportion() {
+        let mss = 1448;
+        let rtt = Duration::from_millis(100);
+        let mut controller = crate::registry::build("reno", &Config::default()).unwrap();
+        let mut coupling = Coupling::new();
+        coupling.observe(controller.as_ref(), rtt).unwrap();
+        let mean = crate::fse::rate_of_window(20 * mss, rtt);
+        coupling.apply(Time::ZERO, Share { rate: 2.0 * mean, rtt }, mean, controller.as_mut(), mss);
+        assert_eq!(controller.decision().window, 20 * mss, "the controller adopted the mean");
+        coupling.take_change();
+        let ack = crate::event::AckSample {
+            seq: 0,
+            bytes: mss,
+            sent_at: Time::ZERO,
+            rtt,
+            bytes_in_flight: 0,
+            delivered: mss,
+            memo: 0,
+        };
+        for step in 1..=3u64 {
+            controller.on_ack(Time::from_millis(100 * step), &ack);
+            coupling.observe(controller.as_ref(), rtt).unwrap();
+            coupling.hold(rtt, controller.as_ref(), mss);
+            let own = (20 + step) * mss;
+            assert_eq!(controller.decision().window, own, "slow start from the mean, not back to it");
+            assert_eq!(coupling.decision(controller.as_ref()).window, 2 * own);
+        }
+        let counted = coupling.take_change();
+        let moved = crate::fse::rate_of_window(3 * mss, rtt);
+        assert!((counted - moved).abs() < 1e-6, "the controller's 3 packets counted once: {counted}");
     }
 }

@@ -35,6 +35,28 @@ impl Portion {
         let mean = if group.len() == 1 { share } else { group.aggregate() / group.len() as f64 };
         Some(Portion { share, mean })
     }
+
+    /// This portion with the flow's own change since it was computed, `moved` bytes/s, added to
+    /// the mean (the share in proportion): what the controller continues from when the portion
+    /// comes from a host's manager, whose answer counts only the changes reported before it.
+    /// Without, the controller would be set back to where it was at that report and repeat
+    /// its moves since, which the group counts again at the next report.
+    pub fn moved_by(self, moved: f64) -> Portion {
+        let mean = (self.mean + moved).max(0.0);
+        let share = if self.mean > 0.0 { self.share * (mean / self.mean) } else { self.share };
+        Portion { share, mean }
+    }
+}
+
+/// What a flow's step gets from its group.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Answer {
+    /// A portion computed since the flow's last step (in a process's own group, at every
+    /// step): the controller is offered its mean ([`alcc_cc::fse::Coupling::apply`]).
+    New(Portion),
+    /// No new answer from the host's manager since the one the flow last applied: the
+    /// controller keeps its own moves since ([`alcc_cc::fse::Coupling::hold`]).
+    Held,
 }
 
 /// A flow's id in its group.
@@ -151,7 +173,7 @@ impl Membership {
     /// Reports the controller's `rate` or its `change` and returns the flow's share; joins
     /// at the first call. `None` for an uncoupled flow, and in a manager's group until the
     /// manager answered (or while it cannot be reached).
-    pub fn share(&mut self, groups: &mut Groups, rate: f64, change: f64, now: Time) -> Option<Portion> {
+    pub fn share(&mut self, groups: &mut Groups, rate: f64, change: f64, now: Time) -> Option<Answer> {
         let key = self.key.as_ref()?;
         if matches!(key, GroupKey::Managed { .. }) {
             let weight = self.weight;
@@ -166,14 +188,15 @@ impl Membership {
             };
             return group.report(id, rate, change, now);
         }
-        match self.id {
+        let portion = match self.id {
             Some(MemberId::Local(id)) => groups.change(key, id, change),
             _ => {
                 let (id, share) = groups.join(key, self.weight, rate)?;
                 self.id = Some(MemberId::Local(id));
                 Some(share)
             }
-        }
+        };
+        portion.map(Answer::New)
     }
 
     /// The flow's controller began draining its queue (Copa's drain check): counted in its
@@ -221,16 +244,19 @@ mod tests {
         let mut a = Membership::new(Some(key.clone()), 1.0);
         let mut b = Membership::new(Some(key.clone()), 3.0);
         let t = Time::ZERO;
-        let share = |p: Option<Portion>| p.map(|p| p.share);
+        let share = |p: Option<Answer>| match p {
+            Some(Answer::New(p)) => Some(p.share),
+            _ => None,
+        };
         assert_eq!(
             a.share(&mut groups, 1000.0, 0.0, t),
-            Some(Portion { share: 1000.0, mean: 1000.0 }),
+            Some(Answer::New(Portion { share: 1000.0, mean: 1000.0 })),
             "alone"
         );
         assert_eq!(share(b.share(&mut groups, 1000.0, 0.0, t)), Some(1500.0));
         assert_eq!(
             a.share(&mut groups, 0.0, 400.0, t),
-            Some(Portion { share: 600.0, mean: 1200.0 }),
+            Some(Answer::New(Portion { share: 600.0, mean: 1200.0 })),
             "the aggregate grew to 2400"
         );
         a.leave(&mut groups, t);

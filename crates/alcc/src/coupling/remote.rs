@@ -4,11 +4,14 @@
 //!
 //! Every flow reports its controller's accumulated change at most every [`REPORT_EVERY`]
 //! (and at least that often while it steps: the reports are the member's heartbeat), and the
-//! manager answers each report with the flow's share. Until the first answer, and while the
+//! manager answers each report with the flow's share. A flow gets each answer once
+//! ([`Answer::New`]), with its own change since the report it answers added
+//! ([`Portion::moved_by`]: the manager counts that change at the next report); at its steps
+//! in between, [`Answer::Held`]. Until the first answer, and while the
 //! manager cannot be reached, a flow runs under its own controller; the connection is tried
 //! again every [`RETRY_EVERY`], and on reconnecting every flow joins again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -16,7 +19,7 @@ use std::time::Duration;
 
 use alcc_cc::Time;
 
-use super::groups::Portion;
+use super::groups::{Answer, Portion};
 use super::protocol::{Decoder, Message};
 
 /// How often a flow reports to the manager, at most (and, while it steps, at least).
@@ -35,7 +38,13 @@ struct RemoteFlow {
     joined: bool,
     pending: f64,
     last_report: Option<Time>,
-    portion: Option<Portion>,
+    /// The manager's latest answer, until the flow's next step takes it.
+    unread: Option<Portion>,
+    /// Whether the manager answered since the flow (last) joined.
+    answered: bool,
+    /// The change each message not answered yet carried (0 for `Join` and `Weight`), in the
+    /// order sent: the manager answers every message of a flow, in order.
+    unanswered: VecDeque<f64>,
 }
 
 /// One group on the host's manager, as this process sees it.
@@ -70,14 +79,25 @@ impl RemoteGroup {
     pub fn add(&mut self, weight: f64) -> u32 {
         let id = self.next_flow;
         self.next_flow = self.next_flow.wrapping_add(1);
-        self.flows
-            .insert(id, RemoteFlow { weight, joined: false, pending: 0.0, last_report: None, portion: None });
+        self.flows.insert(
+            id,
+            RemoteFlow {
+                weight,
+                joined: false,
+                pending: 0.0,
+                last_report: None,
+                unread: None,
+                answered: false,
+                unanswered: VecDeque::new(),
+            },
+        );
         id
     }
 
     /// Reports flow `id`'s controller (its `rate`, and its `change` since the last call) and
-    /// returns its latest portion from the manager, if any.
-    pub fn report(&mut self, id: u32, rate: f64, change: f64, now: Time) -> Option<Portion> {
+    /// returns the manager's answer not taken yet, or [`Answer::Held`] if the flow took the
+    /// latest already; `None` before the first answer.
+    pub fn report(&mut self, id: u32, rate: f64, change: f64, now: Time) -> Option<Answer> {
         self.connect(now);
         let connected = self.conn.is_some();
         let f = self.flows.get_mut(&id)?;
@@ -87,9 +107,11 @@ impl RemoteGroup {
             msg = Some(Message::Join { flow: id, weight: f.weight, rate });
             f.joined = true;
             f.pending = 0.0;
+            f.unanswered.push_back(0.0);
             f.last_report = Some(now);
         } else if connected && f.last_report.is_none_or(|t| now >= t + REPORT_EVERY) {
             msg = Some(Message::Change { flow: id, change: f.pending });
+            f.unanswered.push_back(f.pending);
             f.pending = 0.0;
             f.last_report = Some(now);
         }
@@ -97,7 +119,11 @@ impl RemoteGroup {
             m.encode(&mut self.backlog);
         }
         self.exchange(now);
-        self.flows.get(&id)?.portion
+        let f = self.flows.get_mut(&id)?;
+        match f.unread.take() {
+            Some(p) => Some(Answer::New(p.moved_by(f.pending + f.unanswered.iter().sum::<f64>()))),
+            None => f.answered.then_some(Answer::Held),
+        }
     }
 
     /// Sets flow `id`'s weight.
@@ -106,6 +132,7 @@ impl RemoteGroup {
             f.weight = weight;
             if f.joined && self.conn.is_some() {
                 Message::Weight { flow: id, weight }.encode(&mut self.backlog);
+                f.unanswered.push_back(0.0);
                 self.exchange(now);
             }
         }
@@ -179,7 +206,9 @@ impl RemoteGroup {
         {
             if let Message::Share { flow, share, mean } = msg {
                 if let Some(f) = self.flows.get_mut(&flow) {
-                    f.portion = Some(Portion { share, mean });
+                    f.unread = Some(Portion { share, mean });
+                    f.answered = true;
+                    f.unanswered.pop_front();
                 }
             }
         }
@@ -195,7 +224,9 @@ impl RemoteGroup {
         self.retry_at = now;
         for f in self.flows.values_mut() {
             f.joined = false;
-            f.portion = None;
+            f.unread = None;
+            f.answered = false;
+            f.unanswered.clear();
             f.pending = 0.0;
         }
     }

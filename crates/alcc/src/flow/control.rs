@@ -8,7 +8,7 @@ use alcc_cc::fse::{Coupling, Share};
 use alcc_cc::pacer::Pacer;
 use alcc_cc::{registry, Controller, Decision, SenderHint, SentPacket, Time};
 
-use crate::coupling::groups::{Groups, Membership};
+use crate::coupling::groups::{Answer, Groups, Membership};
 
 use crate::error::{Error, Result};
 use crate::feedback::Feedback;
@@ -109,12 +109,14 @@ impl Control {
             }
         }
         match membership.share(groups, rate, coupling.take_change(), now) {
-            Some(p) => {
+            Some(Answer::New(p)) => {
                 if let Some(count) = membership.drains(groups) {
                     coupling.follow_drains(now, count, controller.as_mut());
                 }
                 coupling.apply(now, Share { rate: p.share, rtt }, p.mean, controller.as_mut(), min_window)
             }
+            // The manager's answer was applied at an earlier step: not offered again.
+            Some(Answer::Held) => coupling.hold(rtt, controller.as_ref(), min_window),
             // No share (the manager has not answered, or is gone): the controller's own.
             None => coupling.release(),
         }
@@ -257,5 +259,76 @@ impl Control {
                 info.metrics = Some(controller.metrics());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coupling::{Access, GroupKey, Manager};
+    use alcc_cc::{AckSample, Config};
+
+    /// Found in the emulator (bench/coupled-results.md, the host manager's sweeps): a flow in
+    /// a manager's group got the manager's answer (at most one per 20 ms) at every step in
+    /// between too, and its controller started over from that same share at each of them, so
+    /// that the group counted one move of the controller once per step; and an answer counts
+    /// only the changes reported before it. Copa stepping down towards its queueing target
+    /// took the group's aggregate to 0 (the clamp of step 3(a)) while its own window never
+    /// goes below 2 packets. A lone flow in a manager's group must run exactly as it runs
+    /// alone, as in a process's own group.
+    #[test]
+    fn a_lone_flow_in_a_managers_group_runs_as_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("m.sock");
+        let manager = Manager::bind(&socket, Access::User).unwrap();
+        std::thread::spawn(move || manager.serve());
+        let key = GroupKey::Managed { socket, name: "g".into() };
+        let mut membership = Membership::new(Some(key), 1.0);
+        let mut alone = Membership::new(None, 1.0);
+        let mut groups = Groups::default();
+        let build = || Control::controlled(registry::build("copa:mode=default", &Config::default()).unwrap());
+        let (mut managed, mut uncoupled) = (build(), build());
+        let (mss, base, queued) = (1448, Duration::from_millis(20), Duration::from_millis(100));
+        let (mut lowest, mut floor) = (f64::INFINITY, f64::INFINITY);
+        // An ACK every millisecond: 40 without a queue (past Copa's warm-up), then 1.5 s of a
+        // 80 ms standing queue (Copa's target 2.5 packets: it steps down to its 2-packet floor).
+        for i in 0..1540u64 {
+            let now = Time::from_millis(100 + i);
+            let rtt = if i < 40 { base } else { queued };
+            let ack = AckSample {
+                seq: i,
+                bytes: mss,
+                sent_at: Time::from_micros(now.as_micros() - rtt.as_micros() as u64),
+                rtt,
+                bytes_in_flight: 10 * mss,
+                delivered: (i + 1) * mss,
+                memo: 0,
+            };
+            for (control, membership) in [(&mut managed, &mut membership), (&mut uncoupled, &mut alone)] {
+                control.on_feedback(now, &[Feedback::Ack(ack)]);
+                control.couple(now, None, mss, membership, &mut groups);
+            }
+            assert_eq!(managed.decision(), uncoupled.decision(), "step {i}");
+            if i % 20 == 0 {
+                // A report went out: give the manager time to answer before the next step.
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            let Control::Controlled { controller, coupling, .. } = &managed else { unreachable!() };
+            if let (true, Some(share), Some(srtt)) =
+                (i >= 400, coupling.last_share(), controller.metrics().srtt)
+            {
+                lowest = lowest.min(share);
+                floor = floor.min(alcc_cc::fse::rate_of_window(2 * mss, srtt));
+            }
+        }
+        assert!(floor.is_finite() && lowest.is_finite(), "the flow got the manager's shares");
+        assert!(
+            lowest >= 0.99 * floor,
+            "a lone flow's share (the group's aggregate) fell to {lowest:.0} B/s, below its \
+             controller's floor of 2 packets per RTT ({floor:.0} B/s)"
+        );
+        let mut info = FlowInfo::default();
+        managed.publish(&mut info);
+        assert_eq!(info.shares_applied, 0, "its own rate, never a share that differed");
     }
 }
