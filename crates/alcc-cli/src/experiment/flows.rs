@@ -205,6 +205,28 @@ mod tests {
     }
 
     #[test]
+    fn two_servers_share_one_group_through_the_manager_the_first_starts() {
+        let w = Workload {
+            name: "w".into(),
+            flows: 4,
+            weights: vec![1.0, 2.0, 3.0, 4.0],
+            servers: 2,
+            ..Workload::implicit()
+        };
+        let c = build("alcc-copa+manager", &w).unwrap();
+        assert_eq!(c.servers.len(), 2);
+        let started: Vec<bool> =
+            c.servers.iter().map(|s| s.contains("alcc manager --socket /d/manager.sock &")).collect();
+        assert_eq!(started, [true, false], "the first server's command starts the manager");
+        for (s, port) in c.servers.iter().zip([9000, 9001]) {
+            assert!(s.contains("while [ ! -S /d/manager.sock ]"), "{s}");
+            assert!(s.contains(&format!("serve --port {port} ")), "{s}");
+            assert!(s.contains("--group run --manager /d/manager.sock --count 2"), "{s}");
+        }
+        assert!(c.client.contains("\"http://$ALCC_SERVER:9001/?weight=4\""), "{}", c.client);
+    }
+
+    #[test]
     fn one_flow_keeps_its_own_client_and_several_need_curl() {
         let one = Workload {
             cross: vec![CrossSpec { kind: "udp".into(), rate_mbps: Some(10.0), on_s: vec![[1.0, 3.0]] }],

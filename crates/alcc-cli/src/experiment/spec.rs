@@ -626,6 +626,16 @@ path = "/t/third.trace"
         assert_eq!(names, ["equal", "weighted", "weighted-2proc", "cubic-onoff", "udp-onoff"]);
         assert!(coupled.workloads.iter().all(|w| w.flows == 4));
         assert_eq!(coupled.quick_version().traces.len(), 1);
+        let manager =
+            Spec::parse("coupled-manager.toml", include_str!("../../../../experiments/coupled-manager.toml"))
+                .unwrap();
+        assert_eq!(manager.schemes, ["alcc-copa+coupled", "alcc-copa+manager"]);
+        assert!(manager
+            .parsed_schemes()
+            .iter()
+            .all(|s| s.kind().warning().is_none() && s.kind().runs_several_flows()));
+        let servers: Vec<u32> = manager.workloads.iter().map(|w| w.servers).collect();
+        assert_eq!(servers, [1, 2]);
         for (file, text, delay) in [
             ("drwa.toml", include_str!("../../../../experiments/drwa.toml"), 10.0),
             ("drwa-50ms.toml", include_str!("../../../../experiments/drwa-50ms.toml"), 50.0),

@@ -9,7 +9,11 @@
 //! Several flows of one run (a spec's `[[workloads]]`) are served by one `alcc serve` (or two):
 //! the engine couples them or not by its own default, `alcc-CC+coupled` asks for coupling by
 //! peer address (`--group auto`) and `alcc-CC+uncoupled` for none (`--group none`), so that a
-//! sweep runs both side by side ([`Coupling`]).
+//! sweep runs both side by side ([`Coupling`]). `alcc-CC+manager` couples the flows of all the
+//! run's servers (`servers = 2`) in one group through a host manager the run starts: the first
+//! server's command starts `alcc manager --socket DIR/manager.sock` in the background, and
+//! every server waits for that socket (up to 3 s) before `alcc serve --group run --manager
+//! DIR/manager.sock`; the manager ends with the emulator's server namespace.
 //!
 //! Uploading (`direction = "up"`), the client is `alcc put` in framed mode, as a phone sends
 //! (the receiver acknowledges every frame and runs the sender's receiver-side model), to
@@ -40,7 +44,22 @@ pub enum Coupling {
     Coupled,
     /// `+uncoupled`: `--group none`, every flow on its own.
     Uncoupled,
+    /// `+manager`: `--group run --manager DIR/manager.sock`, the flows of every server of the
+    /// run in one group on a manager the run starts ([`MANAGER_SOCKET`]).
+    Manager,
 }
+
+/// The manager's socket of a `+manager` run, in the run directory.
+pub const MANAGER_SOCKET: &str = "manager.sock";
+
+/// The group name a `+manager` run's servers share.
+pub const MANAGER_GROUP: &str = "run";
+
+/// How long a `+manager` run's servers wait for the manager's socket, in 10 ms steps (3 s).
+const MANAGER_WAIT_STEPS: u32 = 300;
+
+/// The longest path a Unix socket address takes (`sun_path` holds 108 bytes with the NUL).
+const UNIX_SOCKET_PATH_MAX: usize = 107;
 
 impl Coupling {
     /// Parses a scheme name's suffix after `+`.
@@ -48,17 +67,46 @@ impl Coupling {
         match suffix {
             "coupled" => Ok(Coupling::Coupled),
             "uncoupled" => Ok(Coupling::Uncoupled),
-            other => Err(format!("`+{other}`: the suffix is `+coupled` or `+uncoupled`")),
+            "manager" => Ok(Coupling::Manager),
+            other => Err(format!("`+{other}`: the suffix is `+coupled`, `+uncoupled` or `+manager`")),
         }
     }
 
     /// The option of `alcc serve` (with its leading space), empty for the default.
-    fn serve_option(self) -> &'static str {
+    fn serve_option(self, run: &RunContext) -> String {
         match self {
-            Coupling::EngineDefault => "",
-            Coupling::Coupled => " --group auto",
-            Coupling::Uncoupled => " --group none",
+            Coupling::EngineDefault => String::new(),
+            Coupling::Coupled => " --group auto".into(),
+            Coupling::Uncoupled => " --group none".into(),
+            Coupling::Manager => {
+                format!(" --group {MANAGER_GROUP} --manager {}", run.quoted(&run.dir.join(MANAGER_SOCKET)))
+            }
         }
+    }
+
+    /// What runs before `alcc serve` in the server's shell command: for `+manager`, the first
+    /// server starts the manager, every server waits for its socket; a socket path too long
+    /// for a Unix socket fails the run, naming it.
+    fn before_serve(self, run: &RunContext) -> String {
+        if self != Coupling::Manager {
+            return String::new();
+        }
+        let socket = run.dir.join(MANAGER_SOCKET);
+        let len = socket.as_os_str().len();
+        let q = run.quoted(&socket);
+        if len > UNIX_SOCKET_PATH_MAX {
+            return format!(
+                "echo \"+manager: the manager's socket {q} is {len} bytes, longer than a Unix socket \
+                 path may be ({UNIX_SOCKET_PATH_MAX}): give the sweep a shorter --out\" >&2; exit 2; "
+            );
+        }
+        let start = match run.server {
+            0 => format!("{} manager --socket {q} & ", run.alcc_q()),
+            _ => String::new(),
+        };
+        format!(
+            "{start}i=0; while [ ! -S {q} ] && [ $i -lt {MANAGER_WAIT_STEPS} ]; do sleep 0.01; i=$((i+1)); done; "
+        )
     }
 
     /// What the label adds.
@@ -67,6 +115,9 @@ impl Coupling {
             Coupling::EngineDefault => "",
             Coupling::Coupled => ", flows coupled (--group auto)",
             Coupling::Uncoupled => ", flows uncoupled (--group none)",
+            Coupling::Manager => {
+                ", the run's servers' flows coupled through alcc manager (--group run --manager)"
+            }
         }
     }
 }
@@ -80,12 +131,13 @@ pub struct AlccScheme {
     pub underlay: String,
     /// Kernel, or framed when the controller needs a receiver.
     pub mode: RunMode,
-    /// Whether its flows are coupled (the `+coupled`/`+uncoupled` suffix).
+    /// Whether its flows are coupled (the `+coupled`/`+uncoupled`/`+manager` suffix).
     pub coupling: Coupling,
 }
 
 impl AlccScheme {
-    /// Parses the text after `alcc-`: `CC` or `CC@UNDERLAY`, then `+coupled` or `+uncoupled`.
+    /// Parses the text after `alcc-`: `CC` or `CC@UNDERLAY`, then `+coupled`, `+uncoupled` or
+    /// `+manager`.
     pub fn parse(rest: &str) -> Result<AlccScheme, String> {
         let (rest, coupling) = match rest.split_once('+') {
             Some((r, suffix)) => (r, Coupling::parse(suffix)?),
@@ -151,15 +203,16 @@ impl Kind for AlccScheme {
     fn server(&self, run: &RunContext) -> String {
         let http = if self.mode == RunMode::Kernel { " --http" } else { "" };
         format!(
-            "{} serve --port {} --cc {} --underlay {} --mode {} --bytes {}{http}{} --count {} --seconds {} \
+            "{}{} serve --port {} --cc {} --underlay {} --mode {} --bytes {}{http}{} --count {} --seconds {} \
              --telemetry {} --rusage {}",
+            self.coupling.before_serve(run),
             run.alcc_q(),
             run.port,
             shell_quote(&self.cc),
             shell_quote(&self.underlay),
             self.mode.as_str(),
             run.offer_bytes,
-            self.coupling.serve_option(),
+            self.coupling.serve_option(run),
             run.clients,
             run.server_seconds,
             run.quoted(&run.telemetry()),
@@ -201,7 +254,7 @@ impl Kind for AlccScheme {
 
     fn upload(&self) -> Result<Box<dyn Transfer + '_>, String> {
         if self.coupling != Coupling::EngineDefault {
-            return Err("`+coupled`/`+uncoupled` choose the download server's flow groups".into());
+            return Err("`+coupled`/`+uncoupled`/`+manager` choose the download server's flow groups".into());
         }
         Ok(Box::new(AlccUpload(self)))
     }
@@ -311,7 +364,7 @@ mod tests {
         assert!(s.upload().is_err());
         // No suffix: the engine's default, no option.
         assert!(!AlccScheme::parse("copa").unwrap().server(&run()).contains("--group"));
-        assert!(AlccScheme::parse("copa+loosely").unwrap_err().contains("+coupled"));
+        assert!(AlccScheme::parse("copa+loosely").unwrap_err().contains("`+manager`"));
         // Several flows: curl from a fixed port with the weight; framed mode cannot.
         let c = s.flow_client(&run(), 40001, Some(2.0)).unwrap();
         assert_eq!(
@@ -320,6 +373,32 @@ mod tests {
         );
         assert!(AlccScheme::parse("sprout").unwrap().flow_client(&run(), 1, None).is_none());
         assert!(s.runs_several_flows());
+    }
+
+    #[test]
+    fn the_manager_suffix_couples_the_runs_servers_through_a_manager_it_starts() {
+        let s = AlccScheme::parse("copa+manager").unwrap();
+        assert_eq!(s.coupling, Coupling::Manager);
+        let wait = "i=0; while [ ! -S /d/manager.sock ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i+1)); done; ";
+        let serve =
+            "/bin/alcc serve --port 9000 --cc copa --underlay cubic --mode kernel --bytes 100 --http \
+                     --group run --manager /d/manager.sock --count 2 --seconds 22";
+        let first = s.server(&RunContext { clients: 2, ..run() });
+        assert!(
+            first.starts_with(&format!("/bin/alcc manager --socket /d/manager.sock & {wait}{serve}")),
+            "{first}"
+        );
+        let second = s.server(&RunContext { clients: 2, server: 1, port: 9001, ..run() });
+        assert!(second.starts_with(&format!("{wait}/bin/alcc serve --port 9001")), "{second}");
+        assert!(second.contains("--group run --manager /d/manager.sock --count 2"), "{second}");
+        assert!(s.label().ends_with("coupled through alcc manager (--group run --manager)"), "{}", s.label());
+        assert!(s.upload().is_err());
+        assert!(s.runs_several_flows());
+        // A run directory whose socket path a Unix socket cannot take fails the run, saying so.
+        let deep = Path::new("/d").join("x".repeat(120));
+        let failed = s.server(&RunContext { dir: &deep, ..run() });
+        assert!(failed.starts_with("echo \"+manager: the manager's socket /d/xxx"), "{failed}");
+        assert!(failed.contains("give the sweep a shorter --out\" >&2; exit 2; "), "{failed}");
     }
 
     #[test]
