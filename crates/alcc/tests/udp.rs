@@ -182,6 +182,62 @@ fn duplicates_are_dropped_and_a_short_stream_does_not_end_cleanly() {
     assert_eq!(io::Read::read(&mut r, &mut buf).unwrap(), 0, "then the end");
 }
 
+/// Linux reports ICMP port unreachable on the next `recv` before the datagrams already queued.
+/// A sender that sent everything and its Close and then closed its socket (as the fake sender
+/// does) made the receiver's first ACK draw that error, and the read failed with
+/// `ConnectionRefused` while the rest of the stream, its Close included, was still queued (CI,
+/// under load; 5 of 30 runs of the test above under four busy loops). Deterministic here: the
+/// receiver reads only once the sender is gone.
+#[test]
+fn a_sender_gone_after_its_close_loses_nothing_already_queued() {
+    let (addr, t) = fake_sender(vec![0, 1, 2, 3, 4], 100, 500);
+    let mut r = AlccReceiver::connect(addr, &udp("none")).unwrap();
+    let mut buf = [0u8; 64];
+    // The start request goes out; nothing has come yet.
+    let first = r.read_with(&mut buf, true).expect_err("nothing yet");
+    assert_eq!(first.kind(), io::ErrorKind::WouldBlock);
+    t.join().unwrap();
+    let (got, end) = read_to_end(&mut r);
+    assert!(end.is_ok(), "{end:?}");
+    assert_eq!(got, (0..5u8).flat_map(|s| [s; 100]).collect::<Vec<u8>>());
+
+    // A sender gone without its Close: once the queue is read, an error that says so.
+    let (addr, t) = fake_sender_without_close(vec![0, 1, 2], 100);
+    let mut r = AlccReceiver::connect(addr, &udp("none")).unwrap();
+    assert_eq!(r.read_with(&mut buf, true).expect_err("nothing yet").kind(), io::ErrorKind::WouldBlock);
+    t.join().unwrap();
+    let (got, end) = read_to_end(&mut r);
+    assert_eq!(got.len(), 300, "what was queued is delivered");
+    let e = end.expect_err("no Close: not a clean end");
+    assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused, "{e}");
+    assert!(e.to_string().contains("the sender is gone after 300 bytes"), "{e}");
+}
+
+/// A sender that answers the start request, sends data datagrams `seqs` and leaves without
+/// a Close.
+fn fake_sender_without_close(seqs: Vec<u64>, len: usize) -> (std::net::SocketAddr, thread::JoinHandle<()>) {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap();
+    let t = thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        let (n, peer) = socket.recv_from(&mut buf).unwrap();
+        let (id, _) = parse_datagram(&buf[..n]).unwrap();
+        socket.connect(peer).unwrap();
+        let mut frames = vec![Frame::Hello { spec: "none".into() }];
+        for seq in seqs {
+            let header =
+                DataHeader { seq, send_time: alcc_cc::Time::ZERO, time_to_next: None, len: len as u32 };
+            frames.push(Frame::Data { header, payload: vec![seq as u8; len] });
+        }
+        for f in frames {
+            let mut d = Vec::new();
+            encode_datagram(id, &f, &mut d).unwrap();
+            socket.send(&d).unwrap();
+        }
+    });
+    (addr, t)
+}
+
 /// Found by the soak (bench/soak.sh): a UDP-mode server that hands its only socket to the
 /// flow it serves has nothing listening meanwhile, so a second client's start request drew
 /// ICMP port unreachable and that client failed at once with "connection refused". An

@@ -12,6 +12,13 @@
 //! (the datagrams of a flow that still sends to an earlier client of this port, garbage, a
 //! version-1 sender) is dropped and counted in [`ReceiverStats::foreign`], costs a header
 //! read, is never delivered and never counts as hearing from the sender.
+//!
+//! A sender whose socket is gone makes the kernel answer our ACKs with ICMP port unreachable,
+//! and Linux reports that error on the next `recv` or `send` *before* the datagrams already
+//! queued (`__skb_try_recv_datagram` checks `sk_err` first). Once the flow started, the
+//! refusal is noted and the queue is read to its end: a sender that sent its `Close` and left
+//! loses nothing, and one that left without it fails the read with `ConnectionRefused` once
+//! the queue is empty. Before the flow started, a refusal means no server: an error at once.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -45,6 +52,8 @@ pub(crate) struct UdpReceiver {
     next_request: Instant,
     last_heard: Instant,
     closed: bool,
+    /// The sender's port refused a datagram of ours after the flow started (module docs).
+    sender_gone: bool,
     /// The end was reported to the reader (an error when bytes were missing, then 0).
     end_reported: bool,
     failed: Failure,
@@ -109,6 +118,7 @@ impl UdpReceiver {
             next_request: now,
             last_heard: now,
             closed: false,
+            sender_gone: false,
             end_reported: false,
             failed: Failure::default(),
             seen: SeenSeqs::default(),
@@ -120,14 +130,37 @@ impl UdpReceiver {
         self.stats.clone()
     }
 
-    fn send(&self, frame: &Frame) -> io::Result<()> {
+    fn send(&mut self, frame: &Frame) -> io::Result<()> {
         let mut d = Vec::new();
         encode_datagram(self.id, frame, &mut d).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         match sys::send_parts(self.fd, &[&d], false) {
             // A full socket buffer drops the datagram, as the network might.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
-            other => other.map(drop),
+            Err(e) => self.refused(e),
+            Ok(_) => Ok(()),
         }
+    }
+
+    /// An error of the socket: a refusal after the flow started is noted, and the datagrams
+    /// queued are still read (module docs); anything else is the caller's.
+    fn refused(&mut self, e: io::Error) -> io::Result<()> {
+        if e.kind() == io::ErrorKind::ConnectionRefused && self.started {
+            self.sender_gone = true;
+            return Ok(());
+        }
+        Err(e)
+    }
+
+    /// The error once the queue is empty and the sender's port refused us before its `Close`.
+    fn gone(&self) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::ConnectionRefused,
+            format!(
+                "alcc udp: the sender's port refused our datagrams (ICMP port unreachable) before its \
+                 Close arrived: the sender is gone after {} bytes arrived",
+                self.stats.delivered
+            ),
+        )
     }
 
     fn fail(&mut self, e: io::Error) -> io::Error {
@@ -162,6 +195,7 @@ impl UdpReceiver {
             let got = sys::recv_nonblocking(self.fd, &mut dgram);
             let r = match got {
                 Ok(n) => self.take(now, &dgram[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && self.sender_gone => Err(self.gone()),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if nonblocking {
                         self.scratch = dgram;
@@ -170,7 +204,7 @@ impl UdpReceiver {
                     self.wait(deadline)
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
-                Err(e) => Err(e),
+                Err(e) => self.refused(e),
             };
             self.scratch = dgram;
             if let Err(e) = r {
