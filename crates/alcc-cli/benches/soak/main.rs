@@ -15,7 +15,9 @@
 //! `--grouping peer|none` (default peer: the server couples its flows to one peer, alcc's
 //! default; none runs each flow alone),
 //! `--modes kernel,framed,udp|kernel,framed` (default all three).
-//! `SOAK_TRACE=1` prints every transfer as the client and the server see it.
+//! `SOAK_TRACE=1` prints every transfer as the client and the server see it;
+//! `SOAK_SERVER_WRAP="heaptrack -o FILE"` starts the server under that program (loopback
+//! alone), for a heap profile.
 
 mod client;
 mod content;
@@ -159,7 +161,14 @@ impl ServerProcess {
             .spawn()?;
         let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no server stdout"))?;
         let mut lines = BufReader::new(stdout).lines();
-        let first = lines.next().transpose()?.unwrap_or_default();
+        // The first line that names the ports (a wrapping profiler may print before it).
+        let mut first = String::new();
+        for line in lines.by_ref() {
+            first = line?;
+            if first.starts_with("ports ") || std::env::var_os("SOAK_SERVER_WRAP").is_none() {
+                break;
+            }
+        }
         let ports: Vec<u16> = first
             .strip_prefix("ports ")
             .unwrap_or_default()
@@ -353,10 +362,18 @@ fn run(args: &Args) -> Result<bool, String> {
     } else {
         None
     };
-    let command = match &tb {
+    let mut command = match &tb {
         Some(tb) => tb.command(Side::Server, &exe.to_string_lossy()),
         None => Command::new(&exe),
     };
+    // A profiler in front of the server (loopback alone): `SOAK_SERVER_WRAP="heaptrack -o F"`.
+    if let (Ok(wrap), None) = (std::env::var("SOAK_SERVER_WRAP"), &tb) {
+        let mut words = wrap.split_whitespace();
+        if let Some(program) = words.next() {
+            command = Command::new(program);
+            command.args(words).arg(&exe);
+        }
+    }
     let mut server = ServerProcess::start(command, spec).map_err(|e| format!("starting the server: {e}"))?;
     let pid = server.child.id();
     let transfers = plan::plan(spec);

@@ -151,6 +151,13 @@ impl Groups {
     pub fn len_of(&self, key: &GroupKey) -> usize {
         self.groups.get(key).map_or(0, FlowGroup::len)
     }
+
+    /// How many groups exist (local and remote), and how many flows they hold in all.
+    #[cfg(test)]
+    pub fn census(&self) -> (usize, usize) {
+        let flows = self.groups.values().map(FlowGroup::len).sum();
+        (self.groups.len() + self.remote.len(), flows)
+    }
 }
 
 /// A flow's place in its group.
@@ -270,5 +277,37 @@ mod tests {
         let mut none = Membership::new(None, 1.0);
         assert_eq!(none.share(&mut groups, 1000.0, 0.0, t), None);
         assert_eq!(none.drain(&mut groups), None);
+    }
+
+    /// Issue 18 (the soak's RSS with coupling on): the groups' state must not outlive their
+    /// flows. 10 000 flows to 500 peers, up to 64 at a time, joining, reporting and leaving
+    /// in an interleaved order (some never joined: no rate yet): once all have left, no group
+    /// and no member is left.
+    #[test]
+    fn groups_are_forgotten_when_their_last_flow_leaves() {
+        let mut groups = Groups::default();
+        let t = Time::ZERO;
+        let mut live: std::collections::VecDeque<Membership> = std::collections::VecDeque::new();
+        let mut most = 0;
+        for i in 0u32..10_000 {
+            let peer = std::net::IpAddr::from([10, 0, (i % 500 / 250) as u8, (i % 250) as u8]);
+            let mut m = Membership::new(Some(GroupKey::Peer(peer)), 1.0 + f64::from(i % 3));
+            if i % 7 != 0 {
+                m.share(&mut groups, 1000.0, 0.0, t);
+                m.share(&mut groups, 0.0, f64::from(i % 50) - 25.0, t);
+            }
+            live.push_back(m);
+            most = most.max(groups.census().0);
+            if live.len() >= 64 {
+                // Leave out of order: the oldest or the newest.
+                let mut gone = if i % 2 == 0 { live.pop_front() } else { live.pop_back() }.unwrap();
+                gone.leave(&mut groups, t);
+            }
+        }
+        assert!(most >= 50, "the flows were spread over peers ({most} groups at most)");
+        for mut m in live.drain(..) {
+            m.leave(&mut groups, t);
+        }
+        assert_eq!(groups.census(), (0, 0));
     }
 }
