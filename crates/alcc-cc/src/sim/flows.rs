@@ -8,8 +8,6 @@
 //! [`Scenario::run_flows`] runs them; each flow gets its own [`SimResult`] (its packets,
 //! acknowledgements and window samples; the bottleneck's opportunities are the link's).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
@@ -21,6 +19,7 @@ use crate::pacer::Pacer;
 use crate::sent_packets::SentPackets;
 use crate::sim::ack::AckPolicy;
 use crate::sim::bottleneck::Queued;
+use crate::sim::events::EventQueue;
 use crate::sim::link::ServedQueue;
 use crate::sim::record::{AckRecord, DropCause, Outcome, PacketRecord, SimResult};
 use crate::sim::scenario::{ReturnPath, Scenario, SimError};
@@ -114,9 +113,7 @@ struct Shared<'a> {
     bottleneck: ServedQueue,
     /// What each queued packet is (the queue carries an index into this).
     queued: Vec<Tag>,
-    heap: BinaryHeap<(Reverse<(Time, u64)>, usize)>,
-    events: Vec<Option<Event>>,
-    order: u64,
+    queue: EventQueue<Event>,
     rng: ChaCha8Rng,
     nic_gap: Duration,
 }
@@ -148,9 +145,7 @@ impl<'a> Shared<'a> {
             flows,
             bottleneck: ServedQueue::new(&s.capacity, s.queue, end),
             queued: Vec::new(),
-            heap: BinaryHeap::new(),
-            events: Vec::new(),
-            order: 0,
+            queue: EventQueue::new(),
             rng: ChaCha8Rng::seed_from_u64(s.seed),
             nic_gap: Duration::from_secs_f64(s.packet_bytes as f64 * 8.0 / (s.sender_mbps * 1e6)),
         }
@@ -196,7 +191,7 @@ impl<'a> Shared<'a> {
     }
 
     fn next_deadline(&self) -> Option<Time> {
-        let mut next = self.heap.peek().map(|(Reverse((t, _)), _)| *t);
+        let mut next = self.queue.next_due();
         let mut consider = |t: Option<Time>| {
             if let Some(t) = t {
                 next = Some(next.map_or(t, |n: Time| n.min(t)));
@@ -235,14 +230,8 @@ impl<'a> Shared<'a> {
 
     fn step(&mut self) {
         let now = self.now;
-        while let Some((Reverse((t, _)), index)) = self.heap.peek().copied() {
-            if t > now {
-                break;
-            }
-            self.heap.pop();
-            if let Some(event) = self.events[index].take() {
-                self.handle(event);
-            }
+        while let Some(event) = self.queue.pop_due(now) {
+            self.handle(event);
         }
         let delay = self.scenario.one_way_delay;
         let mut departed = Vec::new();
@@ -334,10 +323,7 @@ impl<'a> Shared<'a> {
     }
 
     fn schedule(&mut self, at: Time, event: Event) {
-        let index = self.events.len();
-        self.events.push(Some(event));
-        self.heap.push((Reverse((at, self.order)), index));
-        self.order += 1;
+        self.queue.schedule(at, event);
     }
 
     fn sample_window(&mut self, index: usize) {

@@ -11,8 +11,6 @@
 //! may be lost at random (`return_loss`). Losses are detected by the sender's
 //! [`SentPackets`], as a real transport would.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
@@ -27,6 +25,7 @@ use crate::sent_packets::SentPackets;
 use crate::sim::ack::{AckClock, AckPolicy};
 use crate::sim::bottleneck::{QueueLimit, Queued};
 use crate::sim::capacity::Capacity;
+use crate::sim::events::EventQueue;
 use crate::sim::link::ServedQueue;
 use crate::sim::record::{AckRecord, DropCause, Outcome, PacketRecord, SimResult};
 use crate::spec::SpecError;
@@ -218,9 +217,6 @@ enum ReturnLink {
     },
 }
 
-/// Heap key: due time, then insertion order (FIFO among equal times).
-type Key = Reverse<(Time, u64)>;
-
 struct Run<'a> {
     scenario: &'a Scenario,
     end: Time,
@@ -230,9 +226,7 @@ struct Run<'a> {
     sent: SentPackets,
     pacer: Pacer,
     bottleneck: ServedQueue,
-    heap: BinaryHeap<(Key, usize)>,
-    events: Vec<Option<Event>>,
-    order: u64,
+    queue: EventQueue<Event>,
     rng: ChaCha8Rng,
     packets: Vec<PacketRecord>,
     hints: Vec<SenderHint>,
@@ -276,9 +270,7 @@ impl<'a> Run<'a> {
             sent: SentPackets::new(0),
             pacer: Pacer::new(),
             bottleneck: ServedQueue::new(&s.capacity, s.queue, end),
-            heap: BinaryHeap::new(),
-            events: Vec::new(),
-            order: 0,
+            queue: EventQueue::new(),
             rng: ChaCha8Rng::seed_from_u64(s.seed),
             packets: Vec::new(),
             hints: Vec::new(),
@@ -343,7 +335,7 @@ impl<'a> Run<'a> {
                 next = Some(next.map_or(t, |n| n.min(t)));
             }
         };
-        consider(self.heap.peek().map(|(Reverse((t, _)), _)| *t));
+        consider(self.queue.next_due());
         consider(self.bottleneck.deadline());
         if let ReturnLink::Shaped { queue, .. } = &self.return_link {
             consider(queue.deadline());
@@ -379,14 +371,8 @@ impl<'a> Run<'a> {
 
     fn step(&mut self) {
         let now = self.now;
-        while let Some((Reverse((t, _)), index)) = self.heap.peek().copied() {
-            if t > now {
-                break;
-            }
-            self.heap.pop();
-            if let Some(event) = self.events[index].take() {
-                self.handle(event);
-            }
+        while let Some(event) = self.queue.pop_due(now) {
+            self.handle(event);
         }
         let delay = self.scenario.one_way_delay;
         let mut departed = Vec::new();
@@ -539,10 +525,7 @@ impl<'a> Run<'a> {
     }
 
     fn schedule(&mut self, at: Time, event: Event) {
-        let index = self.events.len();
-        self.events.push(Some(event));
-        self.heap.push((Reverse((at, self.order)), index));
-        self.order += 1;
+        self.queue.schedule(at, event);
     }
 
     fn sample_window(&mut self) {
