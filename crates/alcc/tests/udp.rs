@@ -107,11 +107,15 @@ fn a_bad_datagram_of_the_flow_fails_that_flow_only() {
 }
 
 /// A UDP-mode sender written by hand: answers the receiver's start request, then sends the
-/// data datagrams `seqs` (each `len` bytes of `seq as u8`) and a `Close` counting `sent`, all
-/// under the receiver's connection id. Before each data datagram it sends two that are not
+/// data datagrams `seqs` (each `len` bytes of `seq as u8`) and, unless `sent` is `None`, a
+/// `Close` counting `sent`, all under the receiver's connection id. Before each data datagram it sends two that are not
 /// the flow's: the same data under another connection id (bytes 0xEE) and a datagram cut
 /// short inside its connection id.
-fn fake_sender(seqs: Vec<u64>, len: usize, sent: u64) -> (std::net::SocketAddr, thread::JoinHandle<()>) {
+fn fake_sender(
+    seqs: Vec<u64>,
+    len: usize,
+    sent: Option<u64>,
+) -> (std::net::SocketAddr, thread::JoinHandle<()>) {
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = socket.local_addr().unwrap();
     let t = thread::spawn(move || {
@@ -135,7 +139,7 @@ fn fake_sender(seqs: Vec<u64>, len: usize, sent: u64) -> (std::net::SocketAddr, 
             send(id, Frame::Data { header, payload: vec![seq as u8; len] }, usize::MAX);
             thread::sleep(Duration::from_micros(200));
         }
-        for _ in 0..3 {
+        for sent in std::iter::repeat_n(sent, 3).flatten() {
             send(id, Frame::Close { sent }, usize::MAX);
         }
     });
@@ -158,7 +162,7 @@ fn read_to_end(r: &mut AlccReceiver) -> (Vec<u8>, io::Result<()>) {
 #[test]
 fn duplicates_are_dropped_and_a_short_stream_does_not_end_cleanly() {
     // Issue 11 item 5. Datagram 2 arrives three times, 4 once: all 5 delivered once each.
-    let (addr, t) = fake_sender(vec![0, 1, 2, 2, 3, 2, 4], 100, 500);
+    let (addr, t) = fake_sender(vec![0, 1, 2, 2, 3, 2, 4], 100, Some(500));
     let mut r = AlccReceiver::connect(addr, &udp("none")).unwrap();
     let (got, end) = read_to_end(&mut r);
     t.join().unwrap();
@@ -170,7 +174,7 @@ fn duplicates_are_dropped_and_a_short_stream_does_not_end_cleanly() {
     assert_eq!(stats.foreign, 14, "two foreign datagrams before each of the 7 data datagrams");
 
     // Datagram 3 never comes: the end is an error naming both counts, once.
-    let (addr, t) = fake_sender(vec![0, 1, 2, 4], 100, 500);
+    let (addr, t) = fake_sender(vec![0, 1, 2, 4], 100, Some(500));
     let mut r = AlccReceiver::connect(addr, &udp("none")).unwrap();
     let (got, end) = read_to_end(&mut r);
     t.join().unwrap();
@@ -190,14 +194,14 @@ fn duplicates_are_dropped_and_a_short_stream_does_not_end_cleanly() {
 /// receiver reads only once the sender is gone.
 #[test]
 fn a_sender_gone_after_its_close_loses_nothing_already_queued() {
-    let (addr, t) = fake_sender(vec![0, 1, 2, 3, 4], 100, 500);
+    let (addr, t) = fake_sender(vec![0, 1, 2, 3, 4], 100, Some(500));
     let mut r = AlccReceiver::connect(addr, &udp("none")).unwrap();
     let (got, end) = read_once_the_sender_is_gone(&mut r, t);
     assert!(end.is_ok(), "{end:?}");
     assert_eq!(got, (0..5u8).flat_map(|s| [s; 100]).collect::<Vec<u8>>());
 
     // A sender gone without its Close: once the queue is read, an error that says so.
-    let (addr, t) = fake_sender_without_close(vec![0, 1, 2], 100);
+    let (addr, t) = fake_sender(vec![0, 1, 2], 100, None);
     let mut r = AlccReceiver::connect(addr, &udp("none")).unwrap();
     let (got, end) = read_once_the_sender_is_gone(&mut r, t);
     assert_eq!(got.len(), 300, "what was queued is delivered");
@@ -223,31 +227,6 @@ fn read_once_the_sender_is_gone(
     let (rest, end) = read_to_end(r);
     got.extend(rest);
     (got, end)
-}
-
-/// A sender that answers the start request, sends data datagrams `seqs` and leaves without
-/// a Close.
-fn fake_sender_without_close(seqs: Vec<u64>, len: usize) -> (std::net::SocketAddr, thread::JoinHandle<()>) {
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = socket.local_addr().unwrap();
-    let t = thread::spawn(move || {
-        let mut buf = [0u8; 2048];
-        let (n, peer) = socket.recv_from(&mut buf).unwrap();
-        let (id, _) = parse_datagram(&buf[..n]).unwrap();
-        socket.connect(peer).unwrap();
-        let mut frames = vec![Frame::Hello { spec: "none".into() }];
-        for seq in seqs {
-            let header =
-                DataHeader { seq, send_time: alcc_cc::Time::ZERO, time_to_next: None, len: len as u32 };
-            frames.push(Frame::Data { header, payload: vec![seq as u8; len] });
-        }
-        for f in frames {
-            let mut d = Vec::new();
-            encode_datagram(id, &f, &mut d).unwrap();
-            socket.send(&d).unwrap();
-        }
-    });
-    (addr, t)
 }
 
 /// Found by the soak (bench/soak.sh): a UDP-mode server that hands its only socket to the
