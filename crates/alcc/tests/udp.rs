@@ -212,7 +212,7 @@ fn a_sender_gone_after_its_close_loses_nothing_already_queued() {
 
 /// Sends the start request (one non-blocking read, which may already find a datagram), waits
 /// for the fake sender `t` to have sent everything and closed its socket, then reads to the
-/// end.
+/// end: the refusals of ACKs and of a repeated start request come before the queued datagrams.
 fn read_once_the_sender_is_gone(
     r: &mut AlccReceiver,
     t: thread::JoinHandle<()>,
@@ -224,6 +224,9 @@ fn read_once_the_sender_is_gone(
         Err(e) => assert_eq!(e.kind(), io::ErrorKind::WouldBlock, "{e}"),
     }
     t.join().unwrap();
+    // Past the start request's repeat interval (200 ms): unless the first read already found a
+    // datagram, the next read repeats the request to the closed port before it reads the queue.
+    thread::sleep(Duration::from_millis(250));
     let (rest, end) = read_to_end(r);
     got.extend(rest);
     (got, end)

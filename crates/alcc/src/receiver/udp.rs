@@ -15,10 +15,12 @@
 //!
 //! A sender whose socket is gone makes the kernel answer our ACKs with ICMP port unreachable,
 //! and Linux reports that error on the next `recv` or `send` *before* the datagrams already
-//! queued (`__skb_try_recv_datagram` checks `sk_err` first). Once the flow started, the
-//! refusal is noted and the queue is read to its end: a sender that sent its `Close` and left
-//! loses nothing, and one that left without it fails the read with `ConnectionRefused` once
-//! the queue is empty. Before the flow started, a refusal means no server: an error at once.
+//! queued (`__skb_try_recv_datagram` checks `sk_err` first). So a refusal is noted and the
+//! queue is read to its end: a sender that sent its `Close` and left loses nothing, and one
+//! that left without it fails the read with `ConnectionRefused` once the queue is empty. The
+//! same holds before the flow started (a repeated start request can be refused by a sender
+//! that answered the first one, sent everything and left); with nothing queued from the
+//! sender, a refused start request means no server there.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -52,8 +54,8 @@ pub(crate) struct UdpReceiver {
     next_request: Instant,
     last_heard: Instant,
     closed: bool,
-    /// The sender's port refused a datagram of ours after the flow started (module docs).
-    sender_gone: bool,
+    /// The sender's port refused a datagram of ours (ICMP port unreachable; module docs).
+    refused: bool,
     /// The end was reported to the reader (an error when bytes were missing, then 0).
     end_reported: bool,
     failed: Failure,
@@ -118,7 +120,7 @@ impl UdpReceiver {
             next_request: now,
             last_heard: now,
             closed: false,
-            sender_gone: false,
+            refused: false,
             end_reported: false,
             failed: Failure::default(),
             seen: SeenSeqs::default(),
@@ -141,18 +143,22 @@ impl UdpReceiver {
         }
     }
 
-    /// An error of the socket: a refusal after the flow started is noted, and the datagrams
-    /// queued are still read (module docs); anything else is the caller's.
+    /// An error of the socket: a refusal is noted, and the datagrams queued are still read
+    /// (module docs); anything else is the caller's.
     fn refused(&mut self, e: io::Error) -> io::Result<()> {
-        if e.kind() == io::ErrorKind::ConnectionRefused && self.started {
-            self.sender_gone = true;
+        if e.kind() == io::ErrorKind::ConnectionRefused {
+            self.refused = true;
             return Ok(());
         }
         Err(e)
     }
 
-    /// The error once the queue is empty and the sender's port refused us before its `Close`.
+    /// The error once the queue is empty after the sender's port refused us before its
+    /// `Close`; before the flow started, the system's "connection refused" (no server).
     fn gone(&self) -> io::Error {
+        if !self.started {
+            return io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        }
         io::Error::new(
             io::ErrorKind::ConnectionRefused,
             format!(
@@ -195,7 +201,7 @@ impl UdpReceiver {
             let got = sys::recv_nonblocking(self.fd, &mut dgram);
             let r = match got {
                 Ok(n) => self.take(now, &dgram[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock && self.sender_gone => Err(self.gone()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && self.refused => Err(self.gone()),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if nonblocking {
                         self.scratch = dgram;
