@@ -19,6 +19,7 @@ use crate::pacer::Pacer;
 use crate::sent_packets::SentPackets;
 use crate::sim::ack::AckPolicy;
 use crate::sim::bottleneck::Queued;
+use crate::sim::clock::{after_fired, Advance};
 use crate::sim::events::EventQueue;
 use crate::sim::link::ServedQueue;
 use crate::sim::record::{AckRecord, DropCause, Outcome, PacketRecord, SimResult};
@@ -27,8 +28,6 @@ use crate::time::Time;
 
 /// How often each flow's window is sampled into its [`SimResult::windows`].
 const WINDOW_SAMPLE: Duration = Duration::from_millis(10);
-/// Steps at one instant after which time moves on by 1 µs (as in the one-flow run).
-const STALL_LIMIT: u32 = 100_000;
 
 /// One flow of a several-flow run: its controller, when it starts sending and when it stops.
 pub struct FlowSpec {
@@ -152,25 +151,15 @@ impl<'a> Shared<'a> {
     }
 
     fn run(mut self) -> Vec<SimResult> {
-        let mut steps_at_this_instant = 0u32;
+        let mut advance = Advance::default();
         loop {
             for f in 0..self.flows.len() {
                 self.sample_window(f);
                 self.send_allowed(f);
             }
-            let Some(mut next) = self.next_deadline() else { break };
-            if next <= self.now {
-                steps_at_this_instant += 1;
-                if steps_at_this_instant > STALL_LIMIT {
-                    next = self.now + Duration::from_micros(1);
-                }
-            }
-            if next >= self.end {
+            let Some(next) = self.next_deadline() else { break };
+            if !advance.to(&mut self.now, next, self.end) {
                 break;
-            }
-            if next > self.now {
-                steps_at_this_instant = 0;
-                self.now = next;
             }
             self.step();
         }
@@ -199,14 +188,7 @@ impl<'a> Shared<'a> {
         };
         consider(self.bottleneck.deadline());
         for f in &self.flows {
-            let timer = f.controller.next_timer().map(|t| {
-                if f.fired_at == Some(self.now) && t <= self.now {
-                    self.now + Duration::from_micros(1)
-                } else {
-                    t
-                }
-            });
-            consider(timer);
+            consider(after_fired(self.now, f.controller.next_timer(), f.fired_at));
             consider(f.sent.loss_deadline());
             consider(self.send_deadline(f));
         }

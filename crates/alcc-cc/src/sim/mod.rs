@@ -8,6 +8,7 @@
 pub mod ack;
 pub mod bottleneck;
 pub mod capacity;
+mod clock;
 mod events;
 pub mod flows;
 pub mod link;

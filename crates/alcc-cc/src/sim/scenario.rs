@@ -25,14 +25,13 @@ use crate::sent_packets::SentPackets;
 use crate::sim::ack::{AckClock, AckPolicy};
 use crate::sim::bottleneck::{QueueLimit, Queued};
 use crate::sim::capacity::Capacity;
+use crate::sim::clock::{after_fired, Advance};
 use crate::sim::events::EventQueue;
 use crate::sim::link::ServedQueue;
 use crate::sim::record::{AckRecord, DropCause, Outcome, PacketRecord, SimResult};
 use crate::spec::SpecError;
 use crate::time::Time;
 
-/// Steps at one instant after which the simulator assumes a stuck deadline (see `Run::run`).
-const STALL_LIMIT: u32 = 100_000;
 /// How often the controller's window is sampled into [`SimResult::windows`].
 const WINDOW_SAMPLE: Duration = Duration::from_millis(10);
 
@@ -290,25 +289,13 @@ impl<'a> Run<'a> {
     }
 
     fn run(mut self) -> SimResult {
-        let mut steps_at_this_instant = 0u32;
+        let mut advance = Advance::default();
         loop {
             self.sample_window();
             self.send_allowed();
-            let Some(mut next) = self.next_deadline() else { break };
-            if next <= self.now {
-                // A component that keeps asking for a deadline it does not act on would stall
-                // virtual time; after many steps at one instant, time moves on by 1 µs.
-                steps_at_this_instant += 1;
-                if steps_at_this_instant > STALL_LIMIT {
-                    next = self.now + Duration::from_micros(1);
-                }
-            }
-            if next >= self.end {
+            let Some(next) = self.next_deadline() else { break };
+            if !advance.to(&mut self.now, next, self.end) {
                 break;
-            }
-            if next > self.now {
-                steps_at_this_instant = 0;
-                self.now = next;
             }
             self.step();
         }
@@ -341,22 +328,12 @@ impl<'a> Run<'a> {
             consider(queue.deadline());
         }
         consider(self.ack_clock.deadline());
-        consider(self.after_fired(self.controller.next_timer(), self.controller_fired_at));
+        consider(after_fired(self.now, self.controller.next_timer(), self.controller_fired_at));
         let receiver_timer = self.receiver.as_ref().and_then(|r| r.next_timer());
-        consider(self.after_fired(receiver_timer, self.receiver_fired_at));
+        consider(after_fired(self.now, receiver_timer, self.receiver_fired_at));
         consider(self.sent.loss_deadline());
         consider(self.send_deadline());
         next
-    }
-
-    /// A timer that already fired at `now` is not fired again until time moves on.
-    fn after_fired(&self, timer: Option<Time>, fired_at: Option<Time>) -> Option<Time> {
-        let t = timer?;
-        if fired_at == Some(self.now) && t <= self.now {
-            Some(self.now + Duration::from_micros(1))
-        } else {
-            Some(t)
-        }
     }
 
     /// When the sender could next send, if only the pacer or its interface holds it back.
