@@ -49,6 +49,8 @@ pub(crate) struct UdpReceiver {
     model: Option<Box<dyn ReceiverModel>>,
     stats: ReceiverStats,
     scratch: Vec<u8>,
+    /// The datagram being sent (an ACK, a report, a request), reused: no allocation per ACK.
+    outgoing: Vec<u8>,
     ready: ReadyBytes,
     started: bool,
     next_request: Instant,
@@ -115,6 +117,7 @@ impl UdpReceiver {
             model: None,
             stats: ReceiverStats::default(),
             scratch: vec![0; 64 << 10],
+            outgoing: Vec::new(),
             ready: ReadyBytes::default(),
             started: false,
             next_request: now,
@@ -133,9 +136,9 @@ impl UdpReceiver {
     }
 
     fn send(&mut self, frame: &Frame) -> io::Result<()> {
-        let mut d = Vec::new();
-        encode_datagram(self.id, frame, &mut d).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-        match sys::send_parts(self.fd, &[&d], false) {
+        encode_datagram(self.id, frame, &mut self.outgoing)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        match sys::send_parts(self.fd, &[&self.outgoing], false) {
             // A full socket buffer drops the datagram, as the network might.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
             Err(e) => self.refused(e),
