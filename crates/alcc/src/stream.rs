@@ -9,7 +9,7 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::coupling::groups::Membership;
@@ -325,7 +325,7 @@ impl AlccStream {
 
     /// A handle that reads this flow's [`FlowInfo`] from another thread (telemetry).
     pub fn info_handle(&self) -> InfoHandle {
-        InfoHandle { fd: self.fd.clone(), shared: self.shared.clone() }
+        InfoHandle { fd: Arc::downgrade(&self.fd), shared: self.shared.clone() }
     }
 
     /// Fails the flow in this process if it is a forked child's copy of a flow that the
@@ -589,25 +589,36 @@ pub(crate) fn wait_hello(
 }
 
 /// Reads one flow's [`FlowInfo`] from any thread; see [`AlccStream::info_handle`].
+///
+/// It does not keep the flow's socket open: once the stream and the driver have let go of it,
+/// the socket closes as it would without a handle (a connected UDP socket kept open would take
+/// the datagrams of a new client on the same address, a TCP socket its FIN), and
+/// [`info`](Self::info) then gives the kernel's figures of its last reading.
 #[derive(Clone)]
 pub struct InfoHandle {
-    fd: Arc<OwnedFd>,
+    fd: Weak<OwnedFd>,
     shared: Arc<Shared>,
 }
 
 impl InfoHandle {
-    /// The same as [`AlccStream::info`].
+    /// The same as [`AlccStream::info`]. After the flow's socket was closed, the kernel's
+    /// fields are those of the last reading while it was open (kept with the flow's figures).
     pub fn info(&self) -> FlowInfo {
-        let mut info = self.shared.lock().info.clone();
-        let fd = self.fd.as_raw_fd();
-        if let Ok(ti) = sys::tcp_info(fd) {
-            info.set_kernel(&ti);
-        }
+        let Some(socket) = self.fd.upgrade() else {
+            return self.shared.lock().info.clone();
+        };
+        let fd = socket.as_raw_fd();
+        let tcp = sys::tcp_info(fd).ok();
         // What the kernel actually runs, not what was asked for.
-        if let Ok(cc) = sys::get_congestion(fd) {
-            info.underlay = cc;
+        let underlay = sys::get_congestion(fd).ok();
+        let mut st = self.shared.lock();
+        if let Some(ti) = &tcp {
+            st.info.set_kernel(ti);
         }
-        info
+        if let Some(cc) = underlay {
+            st.info.underlay = cc;
+        }
+        st.info.clone()
     }
 
     /// Whether the flow is over (finished or failed, and released by the driver).

@@ -363,9 +363,8 @@ fn a_new_client_on_a_reused_port_gets_only_its_own_flows_bytes() {
     assert_eq!(e.kind(), io::ErrorKind::ConnectionReset, "{e}");
     assert!(e.to_string().contains("the client is gone"), "{e}");
     assert!(old_info.info().foreign_datagrams >= 1, "B's start request was not the old flow's");
-    // (The handle holds the old flow's socket open, which would go on taking B's requests.)
-    drop(old_info);
-    // B's next request reaches the listener.
+    // B's next request reaches the listener, also while the old flow's info handle is kept
+    // (a handle that held the old flow's connected socket open made it take B's requests).
     let (mut new, peer) = listener.accept(&udp("fixed:window=40")).expect("B is served");
     assert_eq!(peer.port(), port);
     let total = 1 << 20;
@@ -374,6 +373,8 @@ fn a_new_client_on_a_reused_port_gets_only_its_own_flows_bytes() {
     let (got, stats) = reader.join().unwrap();
     assert_eq!(got.unwrap(), (total, sum), "B got bytes that were not its flow's");
     assert!(stats.foreign >= 1, "the old flow's datagrams were not seen: {stats:?}");
+    assert!(old_info.is_done());
+    drop(old_info);
 }
 
 /// Found by the soak (seed 7, loopback, transfer 3548): a client that stopped reading after
