@@ -17,6 +17,9 @@
 //! - [`metrics`]: capacity, throughput, utilization, loss and one-way delay percentiles of a
 //!   [`Recording`] ([`summarize`]), and the same in 500 ms bins ([`time_series`]), by
 //!   Pantheon's definitions.
+//! - [`window`]: the same figures of a link log over a fixed window of the link's clock
+//!   ([`summarize_window`]), so that runs whose logs end at different times are judged alike;
+//!   what is still queued at the window's end is counted.
 //!
 //! ```
 //! use alcc_trace::{metrics, synth, Log, LogHeader, LogWriter, Trace};
@@ -50,6 +53,7 @@ pub mod metrics;
 pub mod record;
 pub mod synth;
 pub mod trace;
+pub mod window;
 
 pub use flow::{FlowId, FlowLog};
 pub use log::{Log, LogError, LogEvent, LogHeader, LogWriter, TimeUnit};
@@ -57,3 +61,4 @@ pub use metrics::{summarize, time_series, Bin, Summary};
 pub use record::{Opportunity, PacketRecord, Recording};
 pub use synth::{CellularModel, SynthError};
 pub use trace::{Trace, TraceError, PACKET_BYTES};
+pub use window::{summarize_window, Window, WindowError, WindowSummary};
