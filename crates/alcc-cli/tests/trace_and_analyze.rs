@@ -185,6 +185,45 @@ fn analyze_a_half_loaded_constant_link() {
 }
 
 #[test]
+fn analyze_over_a_window_counts_what_is_still_queued() {
+    let dir = scratch("window");
+    let file = dir.join("down.log");
+    // 10 ms propagation (µs log). Packets at 0.1 s and 0.2 s leave 5 ms later; the one of 0.3 s
+    // waits for an outage and leaves at 1.5 s; the one of 0.4 s is still queued when the log
+    // ends at 1.6 s.
+    let log = "# test (downlink)\n# alcc propagation delay us: 10000\n# alcc time unit: us\n\
+               0 # 1500\n100000 + 1500\n105000 # 1500\n105000 - 1500 5000\n200000 + 1500\n\
+               205000 # 1500\n205000 - 1500 5000\n300000 + 1500\n400000 + 1500\n\
+               1500000 # 1500\n1500000 - 1500 1200000\n1600000 # 1500\n";
+    std::fs::write(&file, log).unwrap();
+    let out = alcc(&["analyze", "--json", "--window", "0:1", path(&file)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Two packets left in the 1-s window: 3000 bytes over 1 s, both at 15 ms.
+    assert_eq!(s["throughput_mbps"], 0.024);
+    assert_eq!(s["delay_p95_ms"], 15.0);
+    assert_eq!(s["window_to_s"], 1.0);
+    assert_eq!(s["log_end_s"], 1.6);
+    assert_eq!(s["covers_window"], true);
+    assert_eq!(s["packets_queued_at_end"], 2);
+    assert_eq!(s["packets_departed_after"], 1);
+    assert_eq!(s["delay_departed_after_max_ms"], 1210.0);
+    assert_eq!(s["packets_queued_at_log_end"], 1);
+    // Over the whole log the late packet is in the p95 and the rate divides by 1.395 s.
+    let out = alcc(&["analyze", "--json", path(&file)]);
+    let whole: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(whole["delay_p95_ms"], 1210.0);
+    assert!(whole["throughput_mbps"].as_f64().unwrap() > 0.025, "{whole}");
+    let out = alcc(&["analyze", "--window", "0:2", path(&file)]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("window:      0.000-2.000 s of the link's clock (the log ends at 1.600 s, before the window does)"), "{stdout}");
+    assert!(stdout.contains("1 packets at the window's end: 0 left later"), "{stdout}");
+    let out = alcc(&["analyze", "--window", "2:1", path(&file)]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("0 <= FROM < TO"), "{}", text(&out.stderr));
+}
+
+#[test]
 fn malformed_log_names_file_and_line() {
     let dir = scratch("badlog");
     let file = dir.join("bad.log");

@@ -1,14 +1,16 @@
 //! The per-run files computed from the measured link's log (`downlink.log`, or `uplink.log` of
-//! an upload): `summary.json` (as `alcc analyze --json`), `series.csv` (500 ms bins) and
-//! `delays.csv` (one-way delay samples, subsampled).
+//! an upload): `summary.json` (as `alcc analyze --json --window`: the run's figures over the
+//! common window, [`run_window`]), `series.csv` (500 ms bins) and `delays.csv` (one-way delay
+//! samples, subsampled); the last two cover the whole log.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use alcc_trace::metrics::{self, Summary};
+use alcc_trace::window::{self, Window, WindowSummary};
 use alcc_trace::{Log, Recording};
 use anyhow::{Context, Result};
 
+use super::runner::CLIENT_START_DELAY_S;
 use crate::analyze;
 
 /// Width of the series bins, µs (docs/experiment-format.md).
@@ -17,14 +19,23 @@ pub const BIN_US: u64 = 500_000;
 /// At most this many rows in `delays.csv`.
 pub const MAX_DELAY_ROWS: usize = 20_000;
 
-/// Reads `dir/LOG` (`downlink.log`, `uplink.log`) and writes summary.json, series.csv and
-/// delays.csv beside it.
-pub fn analyze_run(dir: &Path, log: &str) -> Result<Summary> {
+/// The window every run of an experiment of `duration_s` seconds is judged over: the clients'
+/// transfer, from [`CLIENT_START_DELAY_S`] after the link's start for `duration_s`, whatever
+/// the scheme and however long its emulator's log runs on (docs/experiment-format.md, "The
+/// common window").
+pub fn run_window(duration_s: f64) -> Result<Window> {
+    Window::from_secs(CLIENT_START_DELAY_S, CLIENT_START_DELAY_S + duration_s)
+        .with_context(|| format!("a run of {duration_s} s"))
+}
+
+/// Reads `dir/LOG` (`downlink.log`, `uplink.log`) and writes summary.json (over `window`),
+/// series.csv and delays.csv beside it.
+pub fn analyze_run(dir: &Path, log: &str, window: Window) -> Result<WindowSummary> {
     let log_path = dir.join(log);
     let log = Log::read_file(&log_path)?;
     let recording = log.to_recording();
-    let summary = metrics::summarize(&recording);
-    let text = analyze::summary_json(&log_path, &summary)? + "\n";
+    let summary = window::summarize_window(&log, window, recording.propagation_delay_us);
+    let text = analyze::window_json(&log_path, &summary)? + "\n";
     std::fs::write(dir.join("summary.json"), text).context("writing summary.json")?;
     analyze::write_series(&dir.join("series.csv"), &recording, BIN_US)?;
     std::fs::write(dir.join("delays.csv"), delays_csv(&recording, MAX_DELAY_ROWS))

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use alcc_trace::WindowSummary;
 use anyhow::{Context, Result};
 
 use super::analysis;
@@ -38,7 +39,7 @@ const SERVER_GRACE_S: f64 = 2.0;
 /// A run whose measured link carried fewer packets than this moved nothing (at most a
 /// handshake: the authors' Copa once sent nothing after its handshake for a whole run) and
 /// fails, so that a resumed sweep runs it again.
-const MIN_DOWNLOAD_PACKETS: u64 = 10;
+pub const MIN_DOWNLOAD_PACKETS: u64 = 10;
 
 /// A run is failed (and its emulator stopped) this long after the expected duration.
 const TIMEOUT_MARGIN_S: f64 = 60.0;
@@ -122,6 +123,11 @@ impl RunPlan {
             flows_delay_p95_ms: None,
             jain_index: None,
             jain_weighted_index: None,
+            window_from_s: None,
+            window_to_s: None,
+            queued_at_end: None,
+            departed_after_window: None,
+            queued_at_log_end: None,
             per_flow: Vec::new(),
         }
     }
@@ -326,31 +332,7 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
     };
     let mut row = match failure {
         Some(error) => plan.empty_row(direction, FAILED, error),
-        None => match analysis::analyze_run(&dir, &direction.log_name()) {
-            Err(e) => plan.empty_row(direction, FAILED, format!("analysing {}: {e:#}", direction.log_name())),
-            Ok(s) if s.packets_departed < MIN_DOWNLOAD_PACKETS => plan.empty_row(
-                direction,
-                FAILED,
-                format!(
-                    "only {} packets crossed the {} (a handshake at most, no transfer): {}",
-                    s.packets_departed,
-                    direction.link(),
-                    output_tail(&stderr_path)
-                ),
-            ),
-            Ok(s) => Row {
-                duration_s: Some(s.duration_s),
-                capacity_mbps: Some(s.capacity_mbps),
-                throughput_mbps: Some(s.throughput_mbps),
-                utilization: Some(s.utilization),
-                loss: Some(s.loss),
-                delay_p50_ms: s.delay_p50_ms,
-                delay_p95_ms: s.delay_p95_ms,
-                delay_p99_ms: s.delay_p99_ms,
-                delay_mean_ms: s.delay_mean_ms,
-                ..plan.empty_row(direction, OK, String::new())
-            },
-        },
+        None => analyzed_row(plan, direction, &dir, spec.duration_s, &stderr_path),
     };
     if row.is_ok() && !plan.workload.is_implicit() {
         match per_flow::analyze_flows(&dir, FLOW_LOG, &plan.workload, spec.duration_s) {
@@ -383,6 +365,48 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
     let text = serde_json::to_string_pretty(&row)? + "\n";
     super::table::write_atomic(&dir.join("result.json"), text.as_bytes())?;
     Ok(Outcome::Finished(Box::new(row)))
+}
+
+/// The row of a run that ran to its end, from its link log over the run's window
+/// ([`analysis::run_window`]); failed when the log cannot be read or nothing crossed the link.
+pub fn analyzed_row(plan: &RunPlan, direction: Direction, dir: &Path, duration_s: f64, stderr: &Path) -> Row {
+    let analyzed =
+        analysis::run_window(duration_s).and_then(|w| analysis::analyze_run(dir, &direction.log_name(), w));
+    match analyzed {
+        Err(e) => plan.empty_row(direction, FAILED, format!("analysing {}: {e:#}", direction.log_name())),
+        Ok(s) if s.packets_departed < MIN_DOWNLOAD_PACKETS => plan.empty_row(
+            direction,
+            FAILED,
+            format!(
+                "only {} packets crossed the {} in the run's window (a handshake at most, no transfer): {}",
+                s.packets_departed,
+                direction.link(),
+                output_tail(stderr)
+            ),
+        ),
+        Ok(s) => with_window(plan.empty_row(direction, OK, String::new()), &s),
+    }
+}
+
+/// `row` with the link figures of `s` (the other columns kept).
+pub fn with_window(row: Row, s: &WindowSummary) -> Row {
+    Row {
+        duration_s: Some(s.log_end_s),
+        capacity_mbps: Some(s.capacity_mbps),
+        throughput_mbps: Some(s.throughput_mbps),
+        utilization: Some(s.utilization),
+        loss: Some(s.loss),
+        delay_p50_ms: s.delay_p50_ms,
+        delay_p95_ms: s.delay_p95_ms,
+        delay_p99_ms: s.delay_p99_ms,
+        delay_mean_ms: s.delay_mean_ms,
+        window_from_s: Some(s.window_from_s),
+        window_to_s: Some(s.window_to_s),
+        queued_at_end: Some(s.packets_queued_at_end),
+        departed_after_window: Some(s.packets_departed_after),
+        queued_at_log_end: Some(s.packets_queued_at_log_end),
+        ..row
+    }
 }
 
 /// The 1-minute load average (the first field of /proc/loadavg), if readable.

@@ -44,6 +44,11 @@ pub const CSV_HEADER: &[&str] = &[
     "flows_delay_p95_ms",
     "jain_index",
     "jain_weighted_index",
+    "window_from_s",
+    "window_to_s",
+    "queued_at_end",
+    "departed_after_window",
+    "queued_at_log_end",
 ];
 
 /// `ok` or `failed`.
@@ -72,17 +77,21 @@ pub struct Row {
     pub status: String,
     /// Why the run failed (empty when ok).
     pub error: String,
-    /// Span of the downlink log, seconds.
+    /// How long the measured link's log runs from the link's start, seconds (in results
+    /// written before `window_to_s` existed: the log's span).
     pub duration_s: Option<f64>,
-    /// Mean capacity of the link over the log, Mbit/s.
+    /// Mean capacity of the link over the window (older results: over the log), Mbit/s.
     pub capacity_mbps: Option<f64>,
-    /// Bytes departed over the log's span, Mbit/s.
+    /// Bytes that left the link in the window / its width, Mbit/s (older results, without
+    /// `window_to_s`: bytes departed over the span of the log's departures).
     pub throughput_mbps: Option<f64>,
     /// Throughput over capacity.
     pub utilization: Option<f64>,
-    /// Fraction of packets that never departed (queue drops and random loss).
+    /// Bytes dropped in the window over bytes that arrived in it (older results: the fraction
+    /// of bytes that never departed, queued ones included).
     pub loss: Option<f64>,
-    /// One-way delay percentiles and mean, ms (propagation included).
+    /// One-way delay percentiles and mean, ms (propagation included), of the packets that left
+    /// the link in the window (older results: of every packet the log shows leaving).
     pub delay_p50_ms: Option<f64>,
     /// See `delay_p50_ms`.
     pub delay_p95_ms: Option<f64>,
@@ -130,6 +139,23 @@ pub struct Row {
     /// The same of rate / weight (several flows with weights).
     #[serde(default)]
     pub jain_weighted_index: Option<f64>,
+    /// The start of the window the run's link figures are over, seconds on the link's clock
+    /// (docs/experiment-format.md, "The common window"); empty in results written before the
+    /// window existed, whose figures are over each run's own log.
+    #[serde(default)]
+    pub window_from_s: Option<f64>,
+    /// Its end (excluded).
+    #[serde(default)]
+    pub window_to_s: Option<f64>,
+    /// Packets still in the link at the window's end: their delay is not in the percentiles.
+    #[serde(default)]
+    pub queued_at_end: Option<u64>,
+    /// Of those, the packets the log shows leaving after the window.
+    #[serde(default)]
+    pub departed_after_window: Option<u64>,
+    /// Of those, the packets still queued when the log ended.
+    #[serde(default)]
+    pub queued_at_log_end: Option<u64>,
     /// Each flow's figures (runs with a workload; `flows.csv`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_flow: Vec<FlowRow>,
@@ -152,6 +178,7 @@ impl Row {
     /// The row's cells in [`CSV_HEADER`] order, unquoted.
     pub fn cells(&self) -> Vec<String> {
         let f = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+        let n = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
         vec![
             self.trace.clone(),
             self.scheme.clone(),
@@ -184,6 +211,11 @@ impl Row {
             f(self.flows_delay_p95_ms),
             f(self.jain_index),
             f(self.jain_weighted_index),
+            f(self.window_from_s),
+            f(self.window_to_s),
+            n(self.queued_at_end),
+            n(self.departed_after_window),
+            n(self.queued_at_log_end),
         ]
     }
 }
@@ -340,6 +372,11 @@ pub(crate) mod tests {
             flows_delay_p95_ms: None,
             jain_index: None,
             jain_weighted_index: None,
+            window_from_s: None,
+            window_to_s: None,
+            queued_at_end: None,
+            departed_after_window: None,
+            queued_at_log_end: None,
             per_flow: Vec::new(),
         }
     }
@@ -363,10 +400,10 @@ pub(crate) mod tests {
             "trace,scheme,family,cc,underlay,mode,run,status,error,duration_s,capacity_mbps,throughput_mbps,\
              utilization,loss,delay_p50_ms,delay_p95_ms,delay_p99_ms,delay_mean_ms,cpu_s,dir"
         ));
-        assert_eq!(lines[1], "t,alcc-copa,alcc,copa,cubic,kernel,1,ok,,20,10,8.5,0.85,0,20,85,90,25,0.5,runs/t/alcc-copa/run-1,21,,alcc's copa above kernel cubic (kernel mode),0.5,down,,1,,,,");
+        assert_eq!(lines[1], "t,alcc-copa,alcc,copa,cubic,kernel,1,ok,,20,10,8.5,0.85,0,20,85,90,25,0.5,runs/t/alcc-copa/run-1,21,,alcc's copa above kernel cubic (kernel mode),0.5,down,,1,,,,,,,,,");
         assert_eq!(
             lines[2],
-            "t,alcc-x,alcc,copa,cubic,kernel,0,failed,\"exit status 1: \"\"bad\"\", really\",,,,,,,,,,,runs/t/alcc-x/run-0,21,,alcc's copa above kernel cubic (kernel mode),0.5,down,,1,,,,"
+            "t,alcc-x,alcc,copa,cubic,kernel,0,failed,\"exit status 1: \"\"bad\"\", really\",,,,,,,,,,,runs/t/alcc-x/run-0,21,,alcc's copa above kernel cubic (kernel mode),0.5,down,,1,,,,,,,,,"
         );
         assert_eq!(lines[1].split(',').count(), CSV_HEADER.len());
     }
@@ -381,6 +418,15 @@ pub(crate) mod tests {
         old.as_object_mut().unwrap().remove("direction");
         let back: Row = serde_json::from_value(old).unwrap();
         assert_eq!(back.direction, "down");
+        // Nor a window: no window columns (its figures are over its own log).
+        let mut old = serde_json::to_value(&r).unwrap();
+        for k in
+            ["window_from_s", "window_to_s", "queued_at_end", "departed_after_window", "queued_at_log_end"]
+        {
+            old.as_object_mut().unwrap().remove(k);
+        }
+        let back: Row = serde_json::from_value(old).unwrap();
+        assert_eq!((back.window_to_s, back.queued_at_end), (None, None));
         // Nor a workload: one flow.
         let mut old = serde_json::to_value(&r).unwrap();
         for k in ["workload", "flows", "jain_index"] {
