@@ -103,6 +103,10 @@ fn a_sweep_records_failures_and_resumes() {
         assert!(tput > 3.0 && tput < 12.5, "{s}: {tput} Mbit/s over a 12 Mbit/s link");
         assert!(r["delay_p95_ms"].as_f64().unwrap() >= 10.0, "{r}");
         assert!(r["cpu_s"].as_f64().unwrap() > 0.0, "{r}");
+        // Judged over the clients' 5 s from 0.5 s after the link's start, whatever the log.
+        assert_eq!((r["window_from_s"].as_f64(), r["window_to_s"].as_f64()), (Some(0.5), Some(5.5)), "{r}");
+        assert!(r["duration_s"].as_f64().unwrap() >= 5.5, "the log covers the window: {r}");
+        assert!(r["queued_at_end"].as_u64().is_some() && r["queued_at_log_end"].as_u64().is_some(), "{r}");
         let run = out.join(r["dir"].as_str().unwrap());
         assert_eq!(run, out.join(format!("runs/flat/{s}/run-0")));
         for f in [
@@ -141,6 +145,30 @@ fn a_sweep_records_failures_and_resumes() {
     assert!(stderr.contains("[2/3] flat alcc-nonexistent") && !stderr.contains("[1/3]"), "{stderr}");
     assert_eq!(mtime(&copa), before);
     assert_eq!(results(&out).len(), 3);
+
+    // Reanalysis gives a fresh sweep's figures again, and replaces figures of an older rule
+    // (here: a row made to look as if written before the window, with other figures).
+    let fresh = results(&out);
+    let mut old: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&copa).unwrap()).unwrap();
+    for k in ["window_from_s", "window_to_s", "queued_at_end", "departed_after_window", "queued_at_log_end"] {
+        old.as_object_mut().unwrap().remove(k);
+    }
+    old["throughput_mbps"] = serde_json::json!(99.0);
+    let mut table: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    table["runs"][2] = old.clone();
+    std::fs::write(out.join("results.json"), table.to_string()).unwrap();
+    std::fs::write(&copa, old.to_string()).unwrap();
+    let re = Command::new(ALCC).args(["experiment", "reanalyze"]).arg(&out).output().unwrap();
+    assert!(re.status.success(), "{}", String::from_utf8_lossy(&re.stderr));
+    assert!(String::from_utf8_lossy(&re.stdout).contains("reanalysed 2 runs of 3"));
+    assert_eq!(results(&out), fresh, "the same rows again");
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(",window_from_s,window_to_s,queued_at_end,departed_after_window,queued_at_log_end"));
 
     // Another spec into the same directory is refused.
     let other = write_spec(&dir, &["tcp-cubic"], 6);

@@ -14,12 +14,15 @@
 //! - [`sweep`]: the matrix, progress, resume and interruption.
 //! - [`shard`]: `--shard K/N`, one machine's disjoint share of the matrix.
 //! - [`merge`]: `alcc experiment merge`, the shards' directories joined into one.
+//! - [`reanalyze`]: `alcc experiment reanalyze`, a finished sweep's figures computed again from
+//!   its link logs.
 
 pub mod analysis;
 pub mod direction;
 pub mod flows;
 pub mod merge;
 pub mod per_flow;
+pub mod reanalyze;
 pub mod runner;
 pub mod scheme;
 pub mod shard;
@@ -44,6 +47,9 @@ enum ExperimentCommand {
     Run(sweep::RunArgs),
     /// Join the output directories of one sweep's shards (`run --shard K/N`) into one.
     Merge(merge::MergeArgs),
+    /// Compute every completed run's figures again from its link log (the common window),
+    /// running nothing.
+    Reanalyze(reanalyze::ReanalyzeArgs),
 }
 
 /// Runs `alcc experiment ...`; returns the exit status.
@@ -51,5 +57,6 @@ pub fn run(args: ExperimentArgs) -> Result<i32> {
     match args.command {
         ExperimentCommand::Run(a) => sweep::run(a),
         ExperimentCommand::Merge(a) => merge::run(a),
+        ExperimentCommand::Reanalyze(a) => reanalyze::run(a).map(|_| 0),
     }
 }
