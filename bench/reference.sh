@@ -4,7 +4,10 @@
 # 3 runs per cell) and experiments/reference-alcc.toml (ALCC-X, kernel mode, framed for Sprout,
 # on the paper's three traces), then the tables of bench/reference_tables.py: per cell the
 # medians, the runs' ranges and the differences from the authors' program, flagged beyond 5 %
-# throughput / 15 % p95 (our UDP X) and 10 % (ALCC-X, the paper's 3-10 %).
+# throughput / 15 % p95 (our UDP X) and 10 % (ALCC-X, the paper's 3-10 %). The per-run figures
+# are the harness's, over its common window of the emulator's clock, the same for every scheme
+# (docs/experiment-format.md, "The common window"); the tables' `window` column says so, and
+# `alcc experiment reanalyze DIR/reference` recomputes a sweep written before the window.
 #
 # Usage: bench/reference.sh [--quick] [--out DIR] [--before DIR] [--no-write] [--tables-only]
 #   --quick      the specs' --quick forms (first trace, 10 s, 1 run: about 3 minutes)
@@ -33,7 +36,7 @@ while [ $# -gt 0 ]; do
     --before) before="$2"; shift ;;
     --no-write) write=0 ;;
     --tables-only) run=0 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "reference.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift

@@ -11,7 +11,11 @@ sweep gives the tables of what is complete. Results written before udp-X was ren
 
 Per cell (trace and scheme): the median over its completed runs of the per-run throughput and
 of the per-run p95 one-way delay, the runs' range, and the difference from the authors'
-program, (ours - theirs) / theirs. Our UDP X is flagged where it is beyond 5 % in throughput or
+program, (ours - theirs) / theirs. The per-run figures are the harness's (result.json): over the
+common window of the emulator's clock, the same for every scheme (docs/experiment-format.md,
+"The common window"), or, in results written before it, over each run's own link log; the
+`window` column says which (`alcc experiment reanalyze SWEEP` recomputes old results over the
+window from their logs). Our UDP X is flagged where it is beyond 5 % in throughput or
 15 % in p95 (the issue's bar), ALCC-X where it is beyond 10 % (the paper's 3-10 %).
 """
 
@@ -57,6 +61,21 @@ def traces_in(sweep: Path) -> list[str]:
     return names[1:]
 
 
+def window_label(row: dict) -> str:
+    """The window a run's figures are over: `0.5-30.5 s` of the emulator's clock, or `own log`
+    (results written before the common window)."""
+    start, end = row.get("window_from_s"), row.get("window_to_s")
+    if start is None or end is None:
+        return "own log"
+    return f"{start:g}-{end:g} s"
+
+
+def windows_of(*cells: Cell | None) -> str:
+    """The windows of some cells' runs, joined; `(sides differ)` when they are not one."""
+    labels = sorted(set().union(*(c.windows for c in cells if c is not None)))
+    return " + ".join(labels) + (" (sides differ)" if len(labels) > 1 else "")
+
+
 class Cell:
     """Medians and ranges of one (trace, scheme)."""
 
@@ -68,6 +87,8 @@ class Cell:
         ]
         self.cpu = [r["cpu_s"] for r in rows if r.get("cpu_s") is not None]
         self.load = [r["load_avg"] for r in rows if r.get("load_avg") is not None]
+        self.windows = {window_label(r) for r in rows}
+        self.queued = [r["queued_at_end"] for r in rows if r.get("queued_at_end") is not None]
 
     @staticmethod
     def median(xs: list[float]) -> float:
@@ -140,8 +161,8 @@ def faithfulness(
     if before is not None:
         head += " before: udp Mbit/s | p95 ms | tput % | p95 % | flag |"
         rule += " ---: | ---: | ---: | ---: | --- |"
-    head += " udp Mbit/s | p95 ms | tput % | p95 % | flag |"
-    rule += " ---: | ---: | ---: | ---: | --- |"
+    head += " udp Mbit/s | p95 ms | tput % | p95 % | flag | window |"
+    rule += " ---: | ---: | ---: | ---: | --- | --- |"
     lines = [head, rule]
     for trace in traces:
         ref = cell(cells, trace, ref_name)
@@ -158,7 +179,7 @@ def faithfulness(
             d = side.p95_median if side else math.nan
             dt, dd = diff(t, ref_t), diff(d, ref_d)
             line += f" {num(t)} | {num(d, 0)} | {pct(dt)} | {pct(dd)} | {flag(dt, dd, UDP_TPUT_PCT, UDP_P95_PCT)} |"
-        lines.append(line)
+        lines.append(line + f" {windows_of(ref, udp)} |")
     return lines
 
 
@@ -166,8 +187,9 @@ def ranges(cells: dict, traces: list[str], algorithm: str, udp_name: str) -> lis
     """Per-run ranges (min-max over the runs) of both sides, to judge the medians' noise, and the
     median 1-minute load average at the end of the runs (`-` for results without it)."""
     lines = [
-        "| trace | ref Mbit/s range | udp Mbit/s range | ref p95 range ms | udp p95 range ms | load avg (ref/udp) |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| trace | ref Mbit/s range | udp Mbit/s range | ref p95 range ms | udp p95 range ms | load avg (ref/udp) "
+        "| queued at the window's end, packets (ref/udp) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for trace in traces:
         ref = cell(cells, trace, f"ref-{algorithm}")
@@ -177,7 +199,8 @@ def ranges(cells: dict, traces: list[str], algorithm: str, udp_name: str) -> lis
         lines.append(
             f"| {trace} | {spread(ref.tput, 2) if ref else '-'} | {spread(udp.tput, 2) if udp else '-'} | "
             f"{spread(ref.p95, 0) if ref else '-'} | {spread(udp.p95, 0) if udp else '-'} | "
-            f"{num(Cell.median(ref.load), 1) if ref else '-'}/{num(Cell.median(udp.load), 1) if udp else '-'} |"
+            f"{num(Cell.median(ref.load), 1) if ref else '-'}/{num(Cell.median(udp.load), 1) if udp else '-'} | "
+            f"{spread(ref.queued, 0) if ref else '-'}/{spread(udp.queued, 0) if udp else '-'} |"
         )
     return lines
 
@@ -185,8 +208,9 @@ def ranges(cells: dict, traces: list[str], algorithm: str, udp_name: str) -> lis
 def paper_claim(cells: dict, alcc: dict, traces: list[str]) -> list[str]:
     """ALCC-X against ref-X on the traces ALCC-X ran on."""
     lines = [
-        "| trace | X | runs (alcc/ref) | alcc Mbit/s | ref Mbit/s | tput % | alcc p95 ms | ref p95 ms | p95 % | beyond 10 % |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| trace | X | runs (alcc/ref) | alcc Mbit/s | ref Mbit/s | tput % | alcc p95 ms | ref p95 ms | p95 % | beyond 10 % "
+        "| window |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     for trace in traces:
         for algorithm in ALGORITHMS:
@@ -199,7 +223,7 @@ def paper_claim(cells: dict, alcc: dict, traces: list[str]) -> list[str]:
             dt, dd = diff(at, rt), diff(ad, rd)
             lines.append(
                 f"| {trace} | {algorithm} | {a.runs}/{r.runs if r else 0} | {num(at)} | {num(rt)} | {pct(dt)} | "
-                f"{num(ad, 0)} | {num(rd, 0)} | {pct(dd)} | {flag(dt, dd, ALCC_PCT, ALCC_PCT)} |"
+                f"{num(ad, 0)} | {num(rd, 0)} | {pct(dd)} | {flag(dt, dd, ALCC_PCT, ALCC_PCT)} | {windows_of(a, r)} |"
             )
     return lines
 

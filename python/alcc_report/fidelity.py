@@ -7,6 +7,13 @@ throughput and delay of the two differ by a few percent (3-10 %). Per trace and 
 we take the median over runs of the per-run throughput and of the per-run 95th-percentile
 one-way delay, and the difference ``(scheme - reference) / reference * 100``; a difference above
 :data:`FLAG_PERCENT` in magnitude is flagged.
+
+Each run's figures are over the harness's common window of the emulator's clock (the clients'
+transfer, ``window_from_s``-``window_to_s``; docs/experiment-format.md, "The common window"), the
+same for every scheme; results written before it have no window and are over each run's own link
+log, which ends at a different time per scheme. The ``window`` column says which, and a cell whose
+two sides were judged differently says so in its note (``alcc experiment reanalyze`` recomputes old
+results over the window).
 """
 
 from __future__ import annotations
@@ -34,8 +41,25 @@ FIDELITY_COLUMNS = [
     "reference_p95_ms",
     "p95_diff_pct",
     "flagged",
+    "window",
     "note",
 ]
+
+#: What :func:`window_label` says of runs written before the common window.
+OWN_LOG = "each run's own log"
+
+
+def window_label(rows: pd.DataFrame) -> str:
+    """The window the link figures of ``rows`` are over: ``0.5-30.5 s`` (the common window, in s
+    of the emulator's clock), :data:`OWN_LOG` for results written before it, several joined with
+    `` + `` when they differ; empty for no rows."""
+    labels = []
+    for _, r in rows.iterrows():
+        start, end = r.get("window_from_s", math.nan), r.get("window_to_s", math.nan)
+        label = OWN_LOG if pd.isna(start) or pd.isna(end) else f"{float(start):g}-{float(end):g} s"
+        if label not in labels:
+            labels.append(label)
+    return " + ".join(sorted(labels))
 
 
 def percent_difference(value: float, reference: float) -> float:
@@ -81,6 +105,9 @@ def fidelity_table(runs: pd.DataFrame, against: Comparison | None = None) -> pd.
         flagged = any(abs(d) > FLAG_PERCENT for d in (tput_diff, p95_diff) if not math.isnan(d))
         if flagged:
             notes.append(f"differs by more than {FLAG_PERCENT:g} %")
+        window = window_label(pd.concat([mine, theirs]))
+        if " + " in window:
+            notes.append("the two sides' runs are judged over different windows (alcc experiment reanalyze)")
         rows.append(
             {
                 "trace": trace,
@@ -95,6 +122,7 @@ def fidelity_table(runs: pd.DataFrame, against: Comparison | None = None) -> pd.
                 "reference_p95_ms": r_p95,
                 "p95_diff_pct": p95_diff,
                 "flagged": flagged,
+                "window": window,
                 "note": "; ".join(notes),
             }
         )

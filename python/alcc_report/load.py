@@ -65,6 +65,11 @@ OPTIONAL_COLUMNS = {
     "flows_delay_p95_ms": math.nan,
     "jain_index": math.nan,
     "jain_weighted_index": math.nan,
+    "window_from_s": math.nan,
+    "window_to_s": math.nan,
+    "queued_at_end": math.nan,
+    "departed_after_window": math.nan,
+    "queued_at_log_end": math.nan,
 }
 
 #: The optional columns that hold numbers.

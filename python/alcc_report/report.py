@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from alcc_report.cpu import cpu_table
-from alcc_report.fidelity import FLAG_PERCENT, fidelity_table
+from alcc_report.fidelity import FLAG_PERCENT, OWN_LOG, fidelity_table
 from alcc_report.figures import cwnd, cwnd_pairs, flows, kde, region, scatter, timeseries
 from alcc_report.figures.common import Figure, Palette
 from alcc_report.flows import competing_table, fairness_table, per_flow_table
@@ -147,7 +147,10 @@ def build_report(experiment: Experiment) -> Report:
                 comparison.title,
                 f"{comparison.text} Median over runs of the per-run throughput and of the per-run "
                 f"95th-percentile one-way delay; difference = ({mine} - {theirs}) / {theirs}; differences "
-                f"beyond {FLAG_PERCENT:g} % are flagged (the paper reports 3-10 %).",
+                f"beyond {FLAG_PERCENT:g} % are flagged (the paper reports 3-10 %). Every run is judged "
+                f"over the same window of the emulator's clock (the `window` column, in s from the "
+                f"link's start: the clients' transfer); `{OWN_LOG}` marks results written before that "
+                f"window existed, whose figures are over each run's own link log.",
                 [fidelity_rows(fidelity, comparison)] if len(fidelity) else [],
                 empty=f"No {comparison.subject} scheme in this experiment.",
             )

@@ -128,6 +128,7 @@ def fidelity_rows(table: pd.DataFrame, comparison: Comparison) -> Table:
                 fmt(r["reference_p95_ms"], 1),
                 signed_percent(r["p95_diff_pct"]),
                 f"> {FLAG_PERCENT:g} %" if r["flagged"] else "",
+                str(r["window"]),
                 str(r["note"]),
             ]
         )
@@ -144,6 +145,7 @@ def fidelity_rows(table: pd.DataFrame, comparison: Comparison) -> Table:
         f"{theirs} p95 (ms)",
         "p95 diff",
         "flag",
+        "window",
         "note",
     ]
     return Table(comparison.key, columns, rows)

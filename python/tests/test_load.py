@@ -140,8 +140,15 @@ def test_extra_columns_at_the_end_are_kept(tmp_path):
         "flows_delay_p95_ms",
         "jain_index",
         "jain_weighted_index",
+        "window_from_s",
+        "window_to_s",
+        "queued_at_end",
+        "departed_after_window",
+        "queued_at_log_end",
         "link",
     ]
+    # Results written before the common window have none: their figures are over their own log.
+    assert runs["window_to_s"].isna().all()
     # Without workloads: one flow, the trace is the link.
     assert (runs["workload"].iloc[0], runs["flows"].iloc[0], runs["link"].iloc[0]) == ("", 1.0, "t")
     # Results written before the direction column were downloads.

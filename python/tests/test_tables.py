@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from alcc_report.cpu import cpu_table
-from alcc_report.fidelity import fidelity_table, percent_difference
+from alcc_report.fidelity import OWN_LOG, fidelity_table, percent_difference, window_label
 from alcc_report.figures.region import operating_region
 from alcc_report.load import METRIC_COLUMNS
 from alcc_report.markdown import table_markdown
@@ -67,6 +67,24 @@ def test_fidelity_flag_beyond_ten_percent():
     ]
     row = fidelity_table(frame(rows)).iloc[0]
     assert row["flagged"] and "more than 10 %" in row["note"]
+
+
+def test_fidelity_says_which_window_each_cell_is_over():
+    windowed = {"window_from_s": 0.5, "window_to_s": 30.5}
+    rows = [
+        run_row("A", "alcc-copa@cubic", throughput_mbps=10.0, **windowed),
+        run_row("A", "udp-copa", throughput_mbps=10.0, **windowed),
+        run_row("B", "alcc-copa@cubic", throughput_mbps=10.0, **windowed),
+        run_row("B", "udp-copa", throughput_mbps=10.0),
+        run_row("C", "alcc-copa@cubic", throughput_mbps=10.0),
+        run_row("C", "udp-copa", throughput_mbps=10.0),
+    ]
+    table = fidelity_table(frame(rows)).set_index("trace")
+    assert table.loc["A", "window"] == "0.5-30.5 s" and "windows" not in table.loc["A", "note"]
+    assert table.loc["B", "window"] == f"0.5-30.5 s + {OWN_LOG}"
+    assert "judged over different windows" in table.loc["B", "note"]
+    assert table.loc["C", "window"] == OWN_LOG
+    assert window_label(frame(rows[:0])) == ""
 
 
 def test_cpu_ratios_and_baselines():
