@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
     --before) before="$2"; shift ;;
     --no-write) write=0 ;;
     --tables-only) run=0 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "reference.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
