@@ -22,6 +22,7 @@ pub mod link;
 mod logger;
 pub mod loss;
 pub mod netns;
+mod pool;
 pub mod probe;
 pub mod queue;
 pub mod relay;
