@@ -191,16 +191,35 @@ const SCM_TSTAMP_SND: u32 = 0;
 const SCM_TSTAMP_SCHED: u32 = 1;
 const SCM_TSTAMP_ACK: u32 = 2;
 
+/// What the socket reports of its transmit timestamps: in software, with byte-offset ids
+/// counted from the moment OPT_ID is first set (SOF_TIMESTAMPING_OPT_ID | OPT_ID_TCP), without
+/// payload (OPT_TSONLY).
+const STAMP_REPORTING: libc::c_int = SOF_TIMESTAMPING_SOFTWARE
+    | SOF_TIMESTAMPING_OPT_ID
+    | SOF_TIMESTAMPING_OPT_ID_TCP
+    | SOF_TIMESTAMPING_OPT_TSONLY;
+
+/// Which timestamps a write records: SCHED (the packet scheduler took it) and ACK (its last
+/// byte cumulatively acknowledged).
+const STAMP_RECORDING: libc::c_int = SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_TX_ACK;
+
 /// Asks the kernel for a SCHED and an ACK timestamp of the last byte of every write, with
 /// byte-offset ids counted from now (SOF_TIMESTAMPING_OPT_ID | OPT_ID_TCP), without payload
 /// (OPT_TSONLY).
 pub fn enable_ack_timestamps(fd: RawFd) -> io::Result<()> {
-    let flags = SOF_TIMESTAMPING_SOFTWARE
-        | SOF_TIMESTAMPING_TX_SCHED
-        | SOF_TIMESTAMPING_TX_ACK
-        | SOF_TIMESTAMPING_OPT_ID
-        | SOF_TIMESTAMPING_OPT_ID_TCP
-        | SOF_TIMESTAMPING_OPT_TSONLY;
+    set_write_stamps(fd, true)
+}
+
+/// Switches the recording of SCHED and ACK timestamps for the writes that follow on (`on`) or
+/// off, the reporting options staying as [`enable_ack_timestamps`] set them. The byte-offset
+/// ids keep counting from where that call started them: the kernel resets its id counter
+/// (`sk_tskey`) only when OPT_ID goes from unset to set (net/core/sock.c,
+/// `sock_set_timestamping`), and the recording bits are taken per write, onto the write's
+/// last buffer (net/ipv4/tcp.c, `tcp_tx_timestamp`; Documentation/networking/timestamping.rst,
+/// 1.3.1 and 1.3.4), so a write made while they are off gets no timestamp and one made before
+/// keeps its own.
+pub fn set_write_stamps(fd: RawFd, on: bool) -> io::Result<()> {
+    let flags = STAMP_REPORTING | if on { STAMP_RECORDING } else { 0 };
     set_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPING, flags)
 }
 

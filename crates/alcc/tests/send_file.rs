@@ -78,13 +78,25 @@ fn file_ranges_and_written_bytes_arrive_intact_and_in_order() {
             let (got, sum) = client.join().unwrap().unwrap();
             assert_eq!((got, sum), (total, want.0), "{takeover:?} {cc}: the bytes differ");
             assert_eq!(info.bytes_acked, total, "{takeover:?} {cc}");
-            // Every chunk still gets its acknowledgement from its own ACK timestamp (the
-            // stamp of its last byte), sendfile's chunks included.
+            // Every chunk is acknowledged, and at most one ACK timestamp comes per chunk:
+            // sendfile's internal passes inside a long chunk are not stamped.
             eprintln!(
                 "{takeover:?} {cc}: {} chunks, {} settled by stamps, {} by TCP_INFO, {} stamps",
                 info.chunks_sent, info.stamp_acks, info.info_acks, info.ack_stamps
             );
-            assert!(info.stamp_acks * 10 >= info.chunks_sent * 9, "{takeover:?} {cc}: {info:?}");
+            assert_eq!(
+                info.stamp_acks + info.info_acks + info.losses,
+                info.chunks_sent,
+                "{takeover:?} {cc}: {info:?}"
+            );
+            assert!(info.ack_stamps <= info.chunks_sent, "{takeover:?} {cc}: {info:?}");
+            // A chunk the socket took whole is acknowledged by its own stamp (the stamp of
+            // its last byte). Under the unbounded controller the step's last chunk often
+            // fills the socket, and a long file chunk's head, sent with stamps off, is then
+            // acknowledged by TCP_INFO or the next chunk's stamp instead.
+            if cc != "fixed" || matches!(takeover, Takeover::Shared) {
+                assert!(info.stamp_acks * 10 >= info.chunks_sent * 9, "{takeover:?} {cc}: {info:?}");
+            }
         }
     }
 }

@@ -1,20 +1,28 @@
 //! Kernel mode's write path: each chunk of written bytes is one `sendmsg` straight from the
 //! send queue's slices, with MSG_EOR under a controller so that the kernel timestamps its last
-//! byte ([`KernelFeedback`] reads the stamps back); each chunk of a file range is one
+//! byte ([`KernelFeedback`] reads the stamps back); each chunk of a file range goes by
 //! sendfile(2) on a socket the engine owns, so those bytes never pass through user space.
 //!
 //! sendfile takes no MSG_EOR: the kernel may append the next chunk to the segment that holds
 //! a file chunk's last byte. The ACK timestamp still carries that byte's id (OPT_ID) and
 //! comes when that byte is acknowledged (the kernel checks the id against the acknowledged
 //! sequence, also for a segment acknowledged in part), so each chunk keeps its own sample.
-//! sendfile may also timestamp a chunk in several places (it hands the socket a few pages at
-//! a time); the stamps inside a chunk acknowledge it in part, as TCP_INFO would.
+//!
+//! sendfile hands the socket at most [`SPLICE_PASS`] bytes at a time, and the kernel
+//! timestamps the end of each pass as if it were a write of its own: a 256 KiB chunk would
+//! bring four SCHED and four ACK stamps, each an skb queued, a wake-up of the driver and a
+//! message read back. A chunk longer than one pass is therefore sent in two calls: its head,
+//! a whole number of segments, with the socket's timestamp recording switched off
+//! ([`sys::set_write_stamps`]), then the rest with it on, so that only the chunk's last byte
+//! is stamped, as a `sendmsg` chunk's is. A head the socket takes only in part (it filled)
+//! has no stamp: TCP_INFO, or the next chunk's stamp, acknowledges it.
 
 use std::io;
 use std::os::fd::RawFd;
 
 use crate::feedback::kernel::{ClosedSocket, KernelFeedback};
 use crate::flow::send_queue::shrank;
+use crate::flow::send_queue::FileSlice;
 use crate::sys;
 use crate::transport::{OutChunk, Payload};
 
@@ -47,14 +55,12 @@ impl FileSends {
         }
     }
 
-    /// Sends `len` bytes of `file` at `offset` into socket `fd`; returns the bytes taken.
+    /// Sends `chunk` into socket `fd` as one call; returns the bytes taken. Under a
+    /// controller, the socket's timestamp recording must be on.
     fn send(self, fd: RawFd, scratch: &mut Vec<u8>, chunk: &OutChunk<'_>) -> io::Result<usize> {
         match (self, chunk.payload) {
             (_, Payload::Bytes(parts)) => sys::send_parts(fd, &parts, chunk.record),
-            (FileSends::Sendfile, Payload::File(f)) => match sys::sendfile(fd, f.fd, f.offset, f.len)? {
-                0 if f.len > 0 => Err(shrank()),
-                n => Ok(n),
-            },
+            (FileSends::Sendfile, Payload::File(f)) => send_file(fd, f),
             (FileSends::Read, payload @ Payload::File(_)) => {
                 scratch.clear();
                 payload.append_to(scratch)?;
@@ -62,6 +68,33 @@ impl FileSends {
             }
         }
     }
+}
+
+/// sendfile(2) of `f` into `fd`; returns the bytes taken. A file that ends before the slice
+/// does (it shrank after it was handed over) is an error.
+fn send_file(fd: RawFd, f: FileSlice) -> io::Result<usize> {
+    match sys::sendfile(fd, f.fd, f.offset, f.len)? {
+        0 if f.len > 0 => Err(shrank()),
+        n => Ok(n),
+    }
+}
+
+/// The most bytes one internal pass of sendfile(2) hands the socket: the task's splice pipe
+/// holds PIPE_DEF_BUFFERS (16) pages (fs/splice.c, `splice_direct_to_actor`;
+/// include/linux/pipe_fs_i.h), and each pass ends in one `tcp_sendmsg_locked`, which
+/// timestamps its last byte. A slice that starts inside a page spans two passes.
+pub(crate) const SPLICE_PASS: usize = 16 * 4096;
+
+/// Where a file chunk of `len` bytes, sent in segments of `mss` bytes, is split so that only
+/// its end is stamped: the length of its head, a whole number of segments (so the split adds
+/// no short segment when the chunk starts on a segment's boundary), or 0 when the chunk fits
+/// in one sendfile pass and goes whole.
+fn unstamped_head(len: usize, mss: usize) -> usize {
+    if len <= SPLICE_PASS {
+        return 0;
+    }
+    let mss = mss.max(1);
+    (len - 1) / mss * mss
 }
 
 /// Kernel mode: the application's bytes and nothing else go into the TCP socket.
@@ -72,12 +105,20 @@ pub(crate) struct KernelTransport {
     files: FileSends,
     /// A file chunk read for [`FileSends::Read`].
     scratch: Vec<u8>,
+    /// Whether the socket's timestamp recording is off (the head of a long file chunk went
+    /// last); [`sys::enable_ack_timestamps`] leaves it on.
+    stamps_off: bool,
 }
 
 impl KernelTransport {
     /// A transport for a socket on which nothing was written yet.
     pub fn new(files: FileSends) -> KernelTransport {
-        KernelTransport { feedback: KernelFeedback::new(files.closed_socket()), files, scratch: Vec::new() }
+        KernelTransport {
+            feedback: KernelFeedback::new(files.closed_socket()),
+            files,
+            scratch: Vec::new(),
+            stamps_off: false,
+        }
     }
 
     /// Whether a file chunk of `len` bytes goes by sendfile (see [`MIN_SENDFILE`]).
@@ -85,15 +126,76 @@ impl KernelTransport {
         self.files == FileSends::Sendfile && len >= MIN_SENDFILE
     }
 
+    /// The socket's timestamping was (re)enabled ([`sys::enable_ack_timestamps`]): recording on.
+    pub fn on_stamps_enabled(&mut self) {
+        self.stamps_off = false;
+    }
+
     /// Writes `chunk` (the kernel may take part of it); `None` if the socket is full.
     pub fn send(&mut self, fd: RawFd, chunk: OutChunk<'_>) -> io::Result<Option<usize>> {
-        loop {
-            match self.files.send(fd, &mut self.scratch, &chunk) {
-                Ok(n) => return Ok(Some(n)),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+        if chunk.record {
+            if let (FileSends::Sendfile, Payload::File(f)) = (self.files, chunk.payload) {
+                let mss = usize::try_from(self.feedback.last_info().snd_mss).unwrap_or(0);
+                let head = unstamped_head(f.len, mss);
+                if head > 0 {
+                    return self.send_split(fd, f, head);
+                }
             }
+            self.stamps(fd, true)?;
         }
+        retry(|| self.files.send(fd, &mut self.scratch, &chunk))
+    }
+
+    /// Sends file slice `f` as its first `head` bytes with timestamp recording off and the
+    /// rest with it on (see the module docs). The rest is offered also when the socket took
+    /// only part of the head: a file that ended there fails the flow now (sendfile returns 0),
+    /// where nothing else would wake the flow again, the head having brought no stamp; a full
+    /// socket refuses it (EAGAIN) and reports room later (EPOLLOUT).
+    fn send_split(&mut self, fd: RawFd, f: FileSlice, head: usize) -> io::Result<Option<usize>> {
+        self.stamps(fd, false)?;
+        let Some(taken) = retry(|| send_file(fd, FileSlice { len: head, ..f }))? else {
+            return Ok(None);
+        };
+        self.stamps(fd, true)?;
+        let rest = FileSlice { offset: f.offset + taken as u64, len: f.len - taken, ..f };
+        Ok(Some(taken + retry(|| send_file(fd, rest))?.unwrap_or(0)))
+    }
+
+    /// Switches the socket's timestamp recording on or off, if it is not already.
+    fn stamps(&mut self, fd: RawFd, on: bool) -> io::Result<()> {
+        if self.stamps_off == on {
+            sys::set_write_stamps(fd, on)?;
+            self.stamps_off = !on;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `send` again when a signal interrupted it; `None` if the socket is full.
+fn retry(mut send: impl FnMut() -> io::Result<usize>) -> io::Result<Option<usize>> {
+    loop {
+        match send() {
+            Ok(n) => return Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_chunks_longer_than_a_pass_are_split_on_a_segment_boundary() {
+        assert_eq!(unstamped_head(SPLICE_PASS, 1448), 0);
+        assert_eq!(unstamped_head(4096, 65483), 0);
+        // 256 KiB on loopback (MSS 65 483): four whole segments, then 212 bytes stamped.
+        assert_eq!(unstamped_head(256 << 10, 65_483), 4 * 65_483);
+        // A chunk of whole segments keeps its last segment for the stamped part.
+        assert_eq!(unstamped_head(100 * 1448, 1448), 99 * 1448);
+        assert_eq!(unstamped_head(100 * 1448 + 1, 1448), 100 * 1448);
+        assert_eq!(unstamped_head(SPLICE_PASS + 1, 0), SPLICE_PASS);
     }
 }

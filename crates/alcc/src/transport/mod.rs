@@ -220,11 +220,12 @@ impl Transport {
             sys::set_int(fd, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, lowat)
         };
         match self {
-            Transport::Kernel(_) => {
+            Transport::Kernel(t) => {
                 tcp_options()?;
                 let rcvbuf = libc::c_int::try_from(options.errqueue_rcvbuf).unwrap_or(libc::c_int::MAX);
                 sys::grow_rcvbuf(fd, rcvbuf)?;
                 sys::enable_ack_timestamps(fd)?;
+                t.on_stamps_enabled();
                 chunks.set_id_base(chunks.written());
                 Ok(())
             }
