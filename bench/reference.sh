@@ -5,7 +5,7 @@
 # on the paper's three traces), then the tables of bench/reference_tables.py: per cell the
 # medians, the runs' ranges and the differences from the authors' program, flagged beyond 5 %
 # throughput / 15 % p95 (our UDP X) and 10 % (ALCC-X, the paper's 3-10 %). The per-run figures
-# are the harness's, over its common window of the emulator's clock, the same for every scheme
+# are the harness's, over its common window (the duration from each sender's scheduled start)
 # (docs/experiment-format.md, "The common window"); the tables' `window` column says so, and
 # `alcc experiment reanalyze DIR/reference` recomputes a sweep written before the window.
 #

@@ -12,8 +12,9 @@ sweep gives the tables of what is complete. Results written before udp-X was ren
 Per cell (trace and scheme): the median over its completed runs of the per-run throughput and
 of the per-run p95 one-way delay, the runs' range, and the difference from the authors'
 program, (ours - theirs) / theirs. The per-run figures are the harness's (result.json): over the
-common window of the emulator's clock, the same for every scheme (docs/experiment-format.md,
-"The common window"), or, in results written before it, over each run's own link log; the
+common window (the experiment's duration from each scheme's scheduled sender start, the same
+rule for every scheme: docs/experiment-format.md, "The common window"), or, in results written
+before it, over each run's own link log; the
 `window` column says which (`alcc experiment reanalyze SWEEP` recomputes old results over the
 window from their logs). Our UDP X is flagged where it is beyond 5 % in throughput or
 15 % in p95 (the issue's bar), ALCC-X where it is beyond 10 % (the paper's 3-10 %).
@@ -62,12 +63,13 @@ def traces_in(sweep: Path) -> list[str]:
 
 
 def window_label(row: dict) -> str:
-    """The window a run's figures are over: `0.5-30.5 s` of the emulator's clock, or `own log`
-    (results written before the common window)."""
+    """The window a run's figures are over: `30 s from start` (the common window: the
+    experiment's duration from the scheme's scheduled sender start), or `own log` (results
+    written before the common window)."""
     start, end = row.get("window_from_s"), row.get("window_to_s")
     if start is None or end is None:
         return "own log"
-    return f"{start:g}-{end:g} s"
+    return f"{end - start:g} s from start"
 
 
 def windows_of(*cells: Cell | None) -> str:

@@ -8,10 +8,11 @@ we take the median over runs of the per-run throughput and of the per-run 95th-p
 one-way delay, and the difference ``(scheme - reference) / reference * 100``; a difference above
 :data:`FLAG_PERCENT` in magnitude is flagged.
 
-Each run's figures are over the harness's common window of the emulator's clock (the clients'
-transfer, ``window_from_s``-``window_to_s``; docs/experiment-format.md, "The common window"), the
-same for every scheme; results written before it have no window and are over each run's own link
-log, which ends at a different time per scheme. The ``window`` column says which, and a cell whose
+Each run's figures are over the harness's common window of the emulator's clock: the experiment's
+duration from the scheme's scheduled sender start (``window_from_s``-``window_to_s``;
+docs/experiment-format.md, "The common window"), the same rule for every scheme; results written
+before it have no window and are over each run's own link log, which ends at a different time
+per scheme. The ``window`` column says which, and a cell whose
 two sides were judged differently says so in its note (``alcc experiment reanalyze`` recomputes old
 results over the window).
 """
@@ -50,13 +51,17 @@ OWN_LOG = "each run's own log"
 
 
 def window_label(rows: pd.DataFrame) -> str:
-    """The window the link figures of ``rows`` are over: ``0.5-30.5 s`` (the common window, in s
-    of the emulator's clock), :data:`OWN_LOG` for results written before it, several joined with
-    `` + `` when they differ; empty for no rows."""
+    """The window the link figures of ``rows`` are over: ``30 s from each sender's start`` (the
+    common window: its length; where it starts on the emulator's clock depends on the scheme's
+    start order), :data:`OWN_LOG` for results written before it, several joined with `` + ``
+    when they differ; empty for no rows."""
     labels = []
     for _, r in rows.iterrows():
         start, end = r.get("window_from_s", math.nan), r.get("window_to_s", math.nan)
-        label = OWN_LOG if pd.isna(start) or pd.isna(end) else f"{float(start):g}-{float(end):g} s"
+        if pd.isna(start) or pd.isna(end):
+            label = OWN_LOG
+        else:
+            label = f"{float(end) - float(start):g} s from each sender's start"
         if label not in labels:
             labels.append(label)
     return " + ".join(sorted(labels))

@@ -148,9 +148,9 @@ def build_report(experiment: Experiment) -> Report:
                 f"{comparison.text} Median over runs of the per-run throughput and of the per-run "
                 f"95th-percentile one-way delay; difference = ({mine} - {theirs}) / {theirs}; differences "
                 f"beyond {FLAG_PERCENT:g} % are flagged (the paper reports 3-10 %). Every run is judged "
-                f"over the same window of the emulator's clock (the `window` column, in s from the "
-                f"link's start: the clients' transfer); `{OWN_LOG}` marks results written before that "
-                f"window existed, whose figures are over each run's own link log.",
+                f"over the same window (the `window` column: the experiment's duration from the scheme's "
+                f"scheduled sender start, however long its emulator ran); `{OWN_LOG}` marks results "
+                f"written before that window existed, whose figures are over each run's own link log.",
                 [fidelity_rows(fidelity, comparison)] if len(fidelity) else [],
                 empty=f"No {comparison.subject} scheme in this experiment.",
             )

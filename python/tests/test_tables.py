@@ -72,7 +72,7 @@ def test_fidelity_flag_beyond_ten_percent():
 def test_fidelity_says_which_window_each_cell_is_over():
     windowed = {"window_from_s": 0.5, "window_to_s": 30.5}
     rows = [
-        run_row("A", "alcc-copa@cubic", throughput_mbps=10.0, **windowed),
+        run_row("A", "alcc-copa@cubic", throughput_mbps=10.0, window_from_s=1.0, window_to_s=31.0),
         run_row("A", "udp-copa", throughput_mbps=10.0, **windowed),
         run_row("B", "alcc-copa@cubic", throughput_mbps=10.0, **windowed),
         run_row("B", "udp-copa", throughput_mbps=10.0),
@@ -80,8 +80,10 @@ def test_fidelity_says_which_window_each_cell_is_over():
         run_row("C", "udp-copa", throughput_mbps=10.0),
     ]
     table = fidelity_table(frame(rows)).set_index("trace")
-    assert table.loc["A", "window"] == "0.5-30.5 s" and "windows" not in table.loc["A", "note"]
-    assert table.loc["B", "window"] == f"0.5-30.5 s + {OWN_LOG}"
+    # A sender that starts later is judged over as long from its start: the same window.
+    assert table.loc["A", "window"] == "30 s from each sender's start"
+    assert "windows" not in table.loc["A", "note"]
+    assert table.loc["B", "window"] == f"30 s from each sender's start + {OWN_LOG}"
     assert "judged over different windows" in table.loc["B", "note"]
     assert table.loc["C", "window"] == OWN_LOG
     assert window_label(frame(rows[:0])) == ""

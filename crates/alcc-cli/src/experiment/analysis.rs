@@ -19,13 +19,14 @@ pub const BIN_US: u64 = 500_000;
 /// At most this many rows in `delays.csv`.
 pub const MAX_DELAY_ROWS: usize = 20_000;
 
-/// The window every run of an experiment of `duration_s` seconds is judged over: the clients'
-/// transfer, from [`CLIENT_START_DELAY_S`] after the link's start for `duration_s`, whatever
-/// the scheme and however long its emulator's log runs on (docs/experiment-format.md, "The
-/// common window").
-pub fn run_window(duration_s: f64) -> Result<Window> {
-    Window::from_secs(CLIENT_START_DELAY_S, CLIENT_START_DELAY_S + duration_s)
-        .with_context(|| format!("a run of {duration_s} s"))
+/// The window a run of an experiment of `duration_s` seconds is judged over: its nominal
+/// transfer, `duration_s` from when its sender is scheduled to start, [`CLIENT_START_DELAY_S`]
+/// after the link's start plus the scheme's `sender_delay_s` (0 but for the authors' Copa,
+/// whose sender starts 0.5 s after its receiver), however long its emulator's log runs on
+/// (docs/experiment-format.md, "The common window").
+pub fn run_window(duration_s: f64, sender_delay_s: f64) -> Result<Window> {
+    let from = CLIENT_START_DELAY_S + sender_delay_s;
+    Window::from_secs(from, from + duration_s).with_context(|| format!("a run of {duration_s} s"))
 }
 
 /// Reads `dir/LOG` (`downlink.log`, `uplink.log`) and writes summary.json (over `window`),
@@ -65,6 +66,21 @@ pub fn delays_csv(recording: &Recording, max_rows: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_is_judged_over_its_senders_nominal_transfer() {
+        use crate::experiment::scheme::Scheme;
+        let window = |scheme: &str| {
+            let w = run_window(30.0, Scheme::parse(scheme).unwrap().kind().sender_delay_s()).unwrap();
+            (w.from_us(), w.to_us())
+        };
+        for scheme in ["udp-copa", "ref-verus", "ref-sprout", "alcc-copa", "tcp-cubic"] {
+            assert_eq!(window(scheme), (500_000, 30_500_000), "{scheme}");
+        }
+        // The authors' Copa sender starts 0.5 s after its receiver, and sends for as long.
+        assert_eq!(window("ref-copa"), (1_000_000, 31_000_000));
+        assert!(run_window(0.0, 0.0).is_err());
+    }
 
     #[test]
     fn delays_are_relative_sorted_and_subsampled() {

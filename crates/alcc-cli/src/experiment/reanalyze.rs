@@ -5,8 +5,8 @@
 //!
 //! What the emulator alone knew (CPU, memory, wall time, load, per-flow figures) is kept from
 //! the run's `result.json`. Failed runs stay as they are. The window comes from the recorded
-//! spec (`results.json`'s `spec.duration_s`, its `direction`), as `alcc experiment run` would
-//! have used it.
+//! spec (`results.json`'s `spec.duration_s`, its `direction`) and the run's scheme (its
+//! sender's start), as `alcc experiment run` would have used it.
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +15,7 @@ use clap::Args;
 
 use super::analysis;
 use super::runner::{with_window, MIN_DOWNLOAD_PACKETS};
+use super::scheme::Scheme;
 use super::table::{self, Row, FAILED};
 
 /// `alcc experiment reanalyze OUT`
@@ -45,7 +46,14 @@ fn log_name(spec: &serde_json::Value) -> Result<&'static str> {
 
 /// Recomputes one completed row from its run directory `dir`.
 fn reanalyze_row(row: Row, dir: &Path, log: &str, duration_s: f64) -> Result<Row> {
-    let window = analysis::run_window(duration_s)?;
+    // Results of older harnesses name our UDP schemes native-X.
+    let name = match row.scheme.strip_prefix("native-") {
+        Some(rest) => format!("udp-{rest}"),
+        None => row.scheme.clone(),
+    };
+    let scheme =
+        Scheme::parse(&name).with_context(|| format!("{}: scheme {:?}", dir.display(), row.scheme))?;
+    let window = analysis::run_window(duration_s, scheme.kind().sender_delay_s())?;
     let s = analysis::analyze_run(dir, log, window).with_context(|| format!("{}", dir.display()))?;
     if s.packets_departed < MIN_DOWNLOAD_PACKETS {
         return Ok(Row {

@@ -370,8 +370,9 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
 /// The row of a run that ran to its end, from its link log over the run's window
 /// ([`analysis::run_window`]); failed when the log cannot be read or nothing crossed the link.
 pub fn analyzed_row(plan: &RunPlan, direction: Direction, dir: &Path, duration_s: f64, stderr: &Path) -> Row {
-    let analyzed =
-        analysis::run_window(duration_s).and_then(|w| analysis::analyze_run(dir, &direction.log_name(), w));
+    let delay = plan.scheme.kind().sender_delay_s();
+    let analyzed = analysis::run_window(duration_s, delay)
+        .and_then(|w| analysis::analyze_run(dir, &direction.log_name(), w));
     match analyzed {
         Err(e) => plan.empty_row(direction, FAILED, format!("analysing {}: {e:#}", direction.log_name())),
         Ok(s) if s.packets_departed < MIN_DOWNLOAD_PACKETS => plan.empty_row(

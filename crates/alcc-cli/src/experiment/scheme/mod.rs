@@ -283,6 +283,12 @@ pub trait Kind {
     fn warning(&self) -> Option<String> {
         None
     }
+    /// How long after the clients' start its sender starts sending, by the scheme's own start
+    /// order (0 but for the authors' Copa, whose sender starts after its receiver): the run's
+    /// window starts that much later ([`crate::experiment::analysis::run_window`]).
+    fn sender_delay_s(&self) -> f64 {
+        0.0
+    }
     /// The scheme uploading (`direction = "up"`: the client sends, the server receives), or
     /// why it cannot.
     fn upload(&self) -> Result<Box<dyn Transfer + '_>, String>;

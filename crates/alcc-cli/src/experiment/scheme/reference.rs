@@ -183,6 +183,13 @@ impl Kind for RefScheme {
         }
     }
 
+    fn sender_delay_s(&self) -> f64 {
+        match self.program {
+            Program::Copa => COPA_SENDER_AFTER_S,
+            _ => 0.0,
+        }
+    }
+
     fn server(&self, run: &RunContext) -> String {
         let dir = absolute(run.dir);
         let dir_q = run.quoted(&dir);
