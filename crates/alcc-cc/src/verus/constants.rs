@@ -41,6 +41,9 @@ pub const WINDOW_USE_SLACK: f64 = 1.0;
 /// In slow start, an ACK of a packet that was not window-limited caps W at this many times the
 /// used flight (RFC 7661 section 4.3's idea: the window stays near twice what was used).
 pub const UNUSED_WINDOW_CAP: f64 = 2.0;
+/// The delay the reference's raw profile `wList` holds for a window no packet was sent at
+/// (its initial value); read as a target delay it lies below every delay (see `variant`).
+pub const UNSET_DELAY_MS: f64 = -1.0;
 /// Dmin before any RTT sample (the reference's initial value).
 pub const INITIAL_DMIN_MS: f64 = 1000.0;
 /// Gain of the EWMA of the per-window profile delays (`dTbar`, the smoothed RTT, is the shared

@@ -1,7 +1,9 @@
 //! `verus`: Verus (Zaki et al., "Adaptive Congestion Control for Unpredictable Cellular
 //! Networks", SIGCOMM 2015), as its reference implementation behaves (see
-//! `ALGORITHMS.md`). Parameter: `r`, the ratio threshold R of `DmaxLast / Dmin` (default 6;
-//! the paper's figure 10 uses 2, 4 and 6 as a throughput/delay knob), e.g. `verus:r=2`.
+//! `ALGORITHMS.md`). Parameters: `r`, the ratio threshold R of `DmaxLast / Dmin` (default 6;
+//! the paper's figure 10 uses 2, 4 and 6 as a throughput/delay knob), e.g. `verus:r=2`; and
+//! `variant`, `reference` (the default: as the authors' program) or `bounded` (our earlier
+//! rules for the send allowance and the raw profile, [`variant`]), e.g. `verus:variant=bounded`.
 //!
 //! Verus learns a *delay profile*, the RTT as a function of the window a packet was sent at
 //! ([`profile`]), and every 5 ms epoch moves a target delay `Dest` up or down by the trend
@@ -12,7 +14,9 @@
 //! # Mapping to the controller contract
 //!
 //! - Verus is allowance-based: each epoch adds S packets to a send allowance, and each ACK
-//!   in slow start adds `max(0, W - Wcrt)`. [`Controller::decision`] exposes it as
+//!   in slow start adds `max(0, W - Wcrt)`, `Wcrt` counting only packets already sent (so
+//!   ACKs handled before their packets leave allow them again, as in the reference; unbounded
+//!   by default, [`variant`]). [`Controller::decision`] exposes it as
 //!   `window = bytes_in_flight + allowance`, so the transport sends exactly the allowance;
 //!   [`Controller::on_sent`] consumes it.
 //! - No pacing: like the reference, each epoch's packets leave back to back (at most one
@@ -33,11 +37,12 @@
 //! - `dTbar` starts at the first RTT sample (the reference starts its EWMA from 0).
 //! - Rule 6's `S` is computed in real arithmetic and rounded down (the reference truncates an
 //!   integer division first; the two differ by at most one packet).
-//! - Unused allowance is capped at `W + 1` packets (of `mss` bytes, or one of the largest
-//!   chunk the transport sent if that is more), so an application-limited flow does not
-//!   bank allowance and burst later (the reference's sender is always backlogged).
-//! - `curve_inv` of a window that was never seen on the raw profile reads the nearest seen
-//!   window (the reference reads an unset entry, -1).
+//! - With `variant=bounded` only ([`variant`]; the default does as the reference): unused
+//!   allowance is capped at `W + 1` packets (of `mss` bytes, or one of the largest chunk the
+//!   transport sent if that is more), so an application-limited flow does not bank allowance
+//!   and burst later (the reference's sender is always backlogged); and `curve_inv` of a
+//!   window that was never seen on the raw profile reads the nearest seen window (the
+//!   reference reads the unset entry, -1 ms, which after slow start drains the queue empty).
 //! - The window is *validated* (RFC 7661's idea, [`usage`]): the reference is its own transport
 //!   and W always binds; over kernel TCP the kernel's cwnd may hold the flight below W. So a
 //!   packet's window in the memo (the profile key, `w_lost`, the slow-start exit window) is
@@ -58,6 +63,7 @@ pub mod outstanding;
 pub mod penalized;
 pub mod profile;
 pub mod usage;
+pub mod variant;
 
 #[cfg(test)]
 mod tests;
@@ -76,6 +82,7 @@ use memo::SendMemo;
 use outstanding::{Outstanding, OutstandingPackets};
 use profile::{DelayProfile, Refit};
 use usage::WindowUsage;
+use variant::Variant;
 
 /// Counters of what Verus did, for tests and telemetry.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -105,6 +112,7 @@ pub struct VerusStats {
 #[derive(Clone, Debug)]
 pub struct Verus {
     r: f64,
+    variant: Variant,
     mss: u64,
     /// Set by the first event: timers are armed from then on.
     started: bool,
@@ -143,11 +151,18 @@ pub struct Verus {
 }
 
 impl Verus {
-    /// A Verus sender with ratio threshold `r` and packets of `config.mss` bytes.
+    /// A Verus sender with ratio threshold `r` and packets of `config.mss` bytes, behaving as
+    /// the reference ([`Variant::Reference`]).
     pub fn new(r: f64, config: &Config) -> Verus {
+        Verus::with_variant(r, Variant::Reference, config)
+    }
+
+    /// A Verus sender with ratio threshold `r` and the given [`Variant`].
+    pub fn with_variant(r: f64, variant: Variant, config: &Config) -> Verus {
         let mss = config.mss.max(1);
         Verus {
             r,
+            variant,
             mss,
             started: false,
             next_epoch: Time::ZERO,
@@ -176,15 +191,23 @@ impl Verus {
         }
     }
 
-    /// Builds from `r=RATIO` (default 6, between 1 and 1000).
+    /// Builds from `r=RATIO` (default 6, between 1 and 1000) and `variant=reference|bounded`
+    /// (default `reference`).
     pub fn from_params(params: &mut Params, config: &Config) -> Result<Verus, SpecError> {
         let r = params.take_f64("r", DEFAULT_R, 1.0, 1000.0)?;
-        Ok(Verus::new(r, config))
+        let name = params.take_choice("variant", Variant::NAMES[0], &Variant::NAMES)?;
+        let variant = Variant::from_name(name).unwrap_or_default();
+        Ok(Verus::with_variant(r, variant, config))
     }
 
     /// The ratio threshold R.
     pub fn r(&self) -> f64 {
         self.r
+    }
+
+    /// Which rules this sender follows.
+    pub fn variant(&self) -> Variant {
+        self.variant
     }
 
     /// The target window W in packets.
@@ -245,16 +268,25 @@ impl Verus {
         }
     }
 
+    /// Adds `packets` whole packets to the allowance, as the [`Variant`] bounds it.
     fn grant(&mut self, packets: f64) {
-        // W + 1 packets of `mss` bytes, but at least one of the largest the transport sends:
-        // a transport writing multi-packet chunks (the engine) must not multiply the cap.
+        // The bounded variant's cap: W + 1 packets of `mss` bytes, but at least one of the
+        // largest the transport sends (a transport writing multi-packet chunks, the engine,
+        // must not multiply the cap).
         let cap = ((self.w.max(1.0).ceil() + 1.0) * self.mss as f64).max(self.largest_packet as f64);
-        let add = (packets.max(0.0).floor() * self.mss as f64).min(cap);
-        self.allowance = ((self.allowance as f64 + add).min(cap.max(self.allowance as f64))) as u64;
+        // `as` saturates: the products are finite and non-negative.
+        let add = (packets.max(0.0).floor() * self.mss as f64) as u64;
+        self.allowance = self.variant.grant(self.allowance, add, cap as u64);
     }
 
+    /// `curve_inv(w)`: the fitted curve's delay at `w`, or before the first fit the raw
+    /// profile's as the [`Variant`] reads it (`Dmin` for an empty profile in the bounded one).
     fn curve_inv_or_dmin(&self, w: f64) -> f64 {
-        self.profile.curve_inv(w).unwrap_or_else(|| self.dmin_ms())
+        let delay = match self.profile.fitted() {
+            Some(fit) => Some(fit.delay_at(w)),
+            None => self.variant.raw_delay(&self.profile, w),
+        };
+        delay.unwrap_or_else(|| self.dmin_ms())
     }
 
     /// Leaves slow start: from now on epochs run and the profile is refitted.
@@ -274,7 +306,7 @@ impl Verus {
             bytes_in_flight: self.bytes_in_flight,
             largest_packet: self.largest_packet,
             stats: VerusStats { restarts: self.stats.restarts + 1, ..self.stats },
-            ..Verus::new(self.r, &Config { mss: self.mss, seed: 0 })
+            ..Verus::with_variant(self.r, self.variant, &Config { mss: self.mss, seed: 0 })
         };
         self.allowance = self.mss;
     }

@@ -63,6 +63,15 @@ impl DelayProfile {
         self.raw.get(w).copied().filter(|v| !v.is_nan())
     }
 
+    /// `wList[floor(w)]` exactly as the reference indexes it: `None` for a window no packet was
+    /// sent at (or a negative or non-finite `w`).
+    pub fn raw_at(&self, w: f64) -> Option<f64> {
+        if !(w.is_finite() && w >= 0.0) {
+            return None;
+        }
+        self.raw(w as usize)
+    }
+
     /// Whether a fitted curve is in use.
     pub fn has_fit(&self) -> bool {
         self.fitted.is_some()

@@ -139,6 +139,60 @@ fn slow_start_exits_on_an_rtt_above_500ms() {
     assert_eq!(h.v.target_delay_ms(), 40.0); // curve_inv(42) on the raw profile
 }
 
+/// The reference's slow start, its receiving thread ahead of its sending thread: every ACK of a
+/// burst allows `W - Wcrt` again, `Wcrt` not yet counting what the earlier ACKs allowed. Two
+/// ACKs handled before anything is sent allow (3 - 1) + (4 - 0) = 6 packets, as the authors'
+/// link logs show (rounds of 1, 2, 6, 30 packets); the bounded variant stops at W + 1 = 5.
+#[test]
+fn a_burst_of_acks_allows_w_minus_wcrt_for_each_as_the_reference() {
+    for (variant, allowed) in [(Variant::Reference, 6), (Variant::Bounded, 5)] {
+        let mut h = Harness::new(6.0);
+        h.v.variant = variant;
+        h.send(ms(0));
+        h.ack(ms(40), 1);
+        assert_eq!(h.send(ms(40)), vec![2, 3]);
+        h.ack(ms(80), 2);
+        h.ack(ms(80), 3);
+        assert_eq!(h.v.target_window(), 4.0);
+        assert_eq!(h.send(ms(80)).len(), allowed, "{variant:?}");
+    }
+}
+
+/// Slow start ends on a high RTT at `W = 0.7 x w` where no packet was ever sent at window
+/// `0.7 x w` (a burst stamps all its packets with one window): the reference reads the unset
+/// profile entry, so `Dest` = -1 ms and the next epoch maps it to W = 1 (nothing more is sent
+/// until slow start's flight has drained). The bounded variant reads the nearest window seen.
+#[test]
+fn leaving_slow_start_at_a_window_never_sent_at_targets_below_every_delay() {
+    for variant in [Variant::Reference, Variant::Bounded] {
+        let mut h = Harness::new(6.0);
+        h.v.variant = variant;
+        h.queue_ms_per_packet = 1.0;
+        let now = slow_start_rounds(&mut h, 30.0);
+        // A packet sent at W = 100 (0.7 x 100 = 70, never a sending window) returns late.
+        let seq = *h.in_flight.keys().next().unwrap();
+        assert!(h.v.profile().raw(70).is_none());
+        h.in_flight.insert(seq, (SendMemo::new(0, 100.0, 100.0).encode(), now));
+        h.ack(now + Duration::from_millis(501), seq);
+        assert!(!h.v.in_slow_start());
+        let nearest = h.v.profile().curve_inv(70.0).unwrap();
+        match variant {
+            Variant::Reference => assert_eq!(h.v.target_delay_ms(), UNSET_DELAY_MS),
+            Variant::Bounded => assert_eq!(h.v.target_delay_ms(), nearest),
+        }
+        let epochs = h.v.stats().epochs;
+        h.run_timers(h.v.next_timer().unwrap());
+        assert_eq!(h.v.stats().epochs, epochs + 1);
+        match variant {
+            Variant::Reference => {
+                assert_eq!(h.v.target_window(), 1.0);
+                assert_eq!(h.send(now + Duration::from_millis(505)), Vec::<u64>::new());
+            }
+            Variant::Bounded => assert!(h.v.target_window() > 10.0, "{}", h.v.target_window()),
+        }
+    }
+}
+
 #[test]
 fn an_rtt_of_exactly_500ms_stays_in_slow_start() {
     let mut h = Harness::new(6.0);
@@ -304,6 +358,11 @@ fn registry_builds_verus_with_r() {
     );
     assert!(crate::registry::by_name("verus:r=0.5").is_err());
     assert!(crate::registry::by_name("verus:q=1").is_err());
+    let mut p = Params::parse("verus:variant=bounded").unwrap();
+    assert_eq!(Verus::from_params(&mut p, &Config::default()).unwrap().variant(), Variant::Bounded);
+    assert_eq!(crate::registry::by_name("verus").map(|c| c.name()).ok(), Some("verus"));
+    assert_eq!(Verus::new(6.0, &Config::default()).variant(), Variant::Reference);
+    assert!(crate::registry::by_name("verus:variant=x").is_err());
 }
 
 /// Acknowledges everything in flight in rounds of 40 ms, `rounds` times, sending what is
@@ -374,6 +433,7 @@ fn slow_start_caps_w_at_twice_the_flight_when_the_transport_throttles() {
 #[test]
 fn unused_allowance_is_capped_at_w_plus_one_packets_whatever_the_chunk_size() {
     let mut h = Harness::new(6.0);
+    h.v.variant = Variant::Bounded;
     // The transport writes 4-packet chunks.
     h.v.on_sent(ms(0), &SentPacket { seq: 1, bytes: 4 * MSS, bytes_in_flight: 4 * MSS });
     h.v.w = 10.0;
