@@ -20,6 +20,12 @@
 //! - Competitive mode drains Copa's own queue now and then to see whether a competitor is
 //!   still there ([`drain`]); the reference has no such check and, alone on a deep buffer
 //!   without loss, cannot leave competitive mode once its own queue no longer empties.
+//!   `mode=nocheck` switches modes without the check, as the reference (measured against it on
+//!   the City trace in bench/reference-results.md). Two smaller differences of the switch
+//!   remain in every mode: the mode is re-evaluated once per RTT (the reference: on every ACK,
+//!   from the same 4 x srtt extremes), and in the competitive mode `1/delta` does not grow in a
+//!   round with a loss (the reference grows it once per RTT either way and doubles `delta` on
+//!   the loss).
 
 pub mod drain;
 pub mod loss;
@@ -132,11 +138,12 @@ impl Copa {
         }
     }
 
-    /// Builds from `delta=D` (default 0.5) and `mode=auto|default` (default `auto`).
+    /// Builds from `delta=D` (default 0.5) and `mode=auto|default|nocheck` (default `auto`).
     pub fn from_params(params: &mut Params, config: &Config) -> Result<Copa, SpecError> {
         let delta = params.take_f64("delta", DEFAULT_DELTA, 0.001, 10.0)?;
-        let policy = match params.take_choice("mode", "auto", &["auto", "default"])? {
+        let policy = match params.take_choice("mode", "auto", &["auto", "default", "nocheck"])? {
             "default" => ModePolicy::Default,
+            "nocheck" => ModePolicy::NoCheck,
             _ => ModePolicy::Auto,
         };
         Ok(Copa::new(CopaParams { delta, policy }, config))
@@ -273,7 +280,10 @@ impl Controller for Copa {
         }
         match self.delta.mode() {
             Mode::Default => self.drain.on_default(),
-            Mode::Competitive => self.drain.on_competitive(now, self.rtt.mode_span()),
+            Mode::Competitive if self.params.policy.checks_by_draining() => {
+                self.drain.on_competitive(now, self.rtt.mode_span())
+            }
+            Mode::Competitive => {}
         }
         if self.drain.start_if_due(now) {
             self.cwnd = pipe_window(self.cwnd, min_rtt, standing).max(MIN_CWND);

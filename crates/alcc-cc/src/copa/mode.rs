@@ -13,13 +13,32 @@ use std::time::Duration;
 
 use crate::time::Time;
 
-/// Whether Copa may leave the default mode.
+/// Whether Copa may leave the default mode, and how it finds its way back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModePolicy {
     /// Always the default mode, `delta` fixed (`mode=default`).
     Default,
-    /// Switch between default and competitive modes (`mode=auto`, as the reference runs).
+    /// Switch between default and competitive modes (`mode=auto`, as the reference runs), and
+    /// in the competitive mode check now and then that a competitor is still there by draining
+    /// Copa's own queue ([`super::drain`]; our addition).
     Auto,
+    /// Switch as `Auto` does but without the drain check (`mode=nocheck`): back to the default
+    /// mode only when the queue empties by itself, as in the authors' sender, which alone on a
+    /// deep buffer without loss can stay in the competitive mode for good (on the City trace it
+    /// did in 2 of 3 runs, bench/reference-results.md).
+    NoCheck,
+}
+
+impl ModePolicy {
+    /// Whether the competitive mode may be entered.
+    pub fn switches(self) -> bool {
+        self != ModePolicy::Default
+    }
+
+    /// Whether the competitive mode drains Copa's own queue to look for a competitor.
+    pub fn checks_by_draining(self) -> bool {
+        self == ModePolicy::Auto
+    }
 }
 
 /// The mode Copa is in.
@@ -79,7 +98,7 @@ impl DeltaControl {
 
     /// Once per RTT: re-evaluates the mode from the RTT extremes of the last 4 x srtt.
     pub fn on_round(&mut self, recent_min: Duration, recent_max: Duration, min_rtt: Duration) {
-        if self.policy == ModePolicy::Default {
+        if !self.policy.switches() {
             return;
         }
         if queue_emptied(recent_min, recent_max, min_rtt) {
@@ -169,6 +188,16 @@ mod tests {
         assert!((d.delta() - 0.5).abs() < 1e-12);
         d.on_loss(Time::from_millis(1300), ms(100));
         assert!((d.delta() - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn only_auto_checks_by_draining() {
+        assert!(ModePolicy::Auto.switches() && ModePolicy::Auto.checks_by_draining());
+        assert!(ModePolicy::NoCheck.switches() && !ModePolicy::NoCheck.checks_by_draining());
+        assert!(!ModePolicy::Default.switches() && !ModePolicy::Default.checks_by_draining());
+        let mut d = DeltaControl::new(ModePolicy::NoCheck, 0.5);
+        d.on_round(ms(90), ms(140), ms(40));
+        assert_eq!(d.mode(), Mode::Competitive);
     }
 
     #[test]

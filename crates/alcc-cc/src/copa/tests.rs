@@ -337,6 +337,22 @@ fn the_default_policy_never_drains() {
     }
 }
 
+/// `mode=nocheck` enters the competitive mode as `auto` does but never holds its window to
+/// drain: on a queue that never empties it stays competitive (the authors' Copa on City).
+#[test]
+fn the_nocheck_policy_switches_but_never_drains() {
+    let mut f = Flow::new(CopaParams { delta: 0.5, policy: ModePolicy::NoCheck });
+    f.ack(0, 20);
+    let mut competitive = false;
+    for i in 1..5_000u64 {
+        f.ack(i * 1000, 50 + i % 11);
+        competitive |= f.copa.mode() == Mode::Competitive;
+        assert!(!f.copa.drain.holds());
+    }
+    assert!(competitive);
+    assert_eq!(f.copa.mode(), Mode::Competitive);
+}
+
 #[test]
 fn resets_after_two_seconds_without_ack() {
     let mut f = flow_out_of_slow_start(CopaParams::default());
@@ -358,6 +374,8 @@ fn parses_parameters() {
     let c = Copa::from_params(&mut p, &Config::default()).unwrap();
     p.finish().unwrap();
     assert_eq!(c.params, CopaParams { delta: 0.1, policy: ModePolicy::Default });
+    let mut p = Params::parse("copa:mode=nocheck").unwrap();
+    assert_eq!(Copa::from_params(&mut p, &Config::default()).unwrap().params.policy, ModePolicy::NoCheck);
     let mut p = Params::parse("copa:mode=fast").unwrap();
     assert!(Copa::from_params(&mut p, &Config::default()).is_err());
     let c = Copa::new(CopaParams::default(), &Config { mss: 1448, seed: 0 });
