@@ -37,10 +37,12 @@
 //! - `dTbar` starts at the first RTT sample (the reference starts its EWMA from 0).
 //! - Rule 6's `S` is computed in real arithmetic and rounded down (the reference truncates an
 //!   integer division first; the two differ by at most one packet).
-//! - With `variant=bounded` only ([`variant`]; the default does as the reference): unused
-//!   allowance is capped at `W + 1` packets (of `mss` bytes, or one of the largest chunk the
-//!   transport sent if that is more), so an application-limited flow does not bank allowance
-//!   and burst later (the reference's sender is always backlogged); and `curve_inv` of a
+//! - Unused allowance is capped at `W + 1` packets (of `mss` bytes, or one of the largest chunk
+//!   the transport sent if that is more) where the transport holds the flight below W (kernel
+//!   mode's cwnd, an application-limited flow), so that such a flow does not bank allowance and
+//!   burst later (the reference's sender is always backlogged and W always binds); where W binds
+//!   it is capped only with `variant=bounded` ([`variant`]). With `variant=bounded` also
+//!   `curve_inv` of a
 //!   window that was never seen on the raw profile reads the nearest seen window (the
 //!   reference reads the unset entry, -1 ms, which after slow start drains the queue empty).
 //! - The window is *validated* (RFC 7661's idea, [`usage`]): the reference is its own transport
@@ -268,15 +270,16 @@ impl Verus {
         }
     }
 
-    /// Adds `packets` whole packets to the allowance, as the [`Variant`] bounds it.
-    fn grant(&mut self, packets: f64) {
+    /// Adds `packets` whole packets to the allowance, as the [`Variant`] bounds it;
+    /// `window_limited` says whether W binds the flight now (see [`Variant::grant`]).
+    fn grant(&mut self, packets: f64, window_limited: bool) {
         // The bounded variant's cap: W + 1 packets of `mss` bytes, but at least one of the
         // largest the transport sends (a transport writing multi-packet chunks, the engine,
         // must not multiply the cap).
         let cap = ((self.w.max(1.0).ceil() + 1.0) * self.mss as f64).max(self.largest_packet as f64);
         // `as` saturates: the products are finite and non-negative.
         let add = (packets.max(0.0).floor() * self.mss as f64) as u64;
-        self.allowance = self.variant.grant(self.allowance, add, cap as u64);
+        self.allowance = self.variant.grant(self.allowance, add, cap as u64, window_limited);
     }
 
     /// `curve_inv(w)`: the fitted curve's delay at `w`, or before the first fit the raw
@@ -410,7 +413,8 @@ impl Verus {
         self.dmin = Some(out.dmin);
         self.w = out.w.min((MAX_WINDOW - 1) as f64);
         self.last_send = out.send;
-        self.grant(out.send as f64);
+        let window_limited = self.usage.used() + WINDOW_USE_SLACK >= self.w;
+        self.grant(out.send as f64, window_limited);
     }
 }
 
@@ -476,7 +480,7 @@ impl Controller for Verus {
                 self.w = self.w.min((UNUSED_WINDOW_CAP * used).max(1.0));
             }
             let wcrt = self.packets_in_flight();
-            self.grant(self.w - wcrt);
+            self.grant(self.w - wcrt, in_use.window_limited);
         }
     }
 

@@ -437,12 +437,17 @@ fn unused_allowance_is_capped_at_w_plus_one_packets_whatever_the_chunk_size() {
     // The transport writes 4-packet chunks.
     h.v.on_sent(ms(0), &SentPacket { seq: 1, bytes: 4 * MSS, bytes_in_flight: 4 * MSS });
     h.v.w = 10.0;
-    h.v.grant(100.0);
+    h.v.grant(100.0, true);
     assert_eq!(h.v.allowance_bytes(), 11 * MSS);
     // With W = 1 the cap is still one whole chunk.
     h.v.w = 1.0;
     h.v.allowance = 0;
-    h.v.grant(100.0);
+    h.v.grant(100.0, true);
+    assert_eq!(h.v.allowance_bytes(), 4 * MSS);
+    // The reference's rules cap it too where W does not bind.
+    h.v.variant = Variant::Reference;
+    h.v.allowance = 0;
+    h.v.grant(100.0, false);
     assert_eq!(h.v.allowance_bytes(), 4 * MSS);
 }
 

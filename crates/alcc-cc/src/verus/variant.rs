@@ -5,15 +5,17 @@
 //! bench/reference-results.md, "Verus: the slow start's two bounds"). The default now does as
 //! the reference does; `verus:variant=bounded` keeps our earlier rules.
 //!
-//! 1. **The send allowance is unbounded.** In slow start every ACK allows `W - Wcrt` more
+//! 1. **The send allowance is unbounded where W binds.** In slow start every ACK allows `W - Wcrt` more
 //!    packets, and `Wcrt` counts only packets already sent: when a burst of ACKs is handled
 //!    before the packets they allowed have left (the reference's receiving thread runs ahead
 //!    of its sending thread; our transports read every ACK that has arrived, then send), each
 //!    ACK allows the unsent ones again. With the ACKs of a round arriving together (ACK
 //!    compression on a trace-driven uplink) the rounds grow 1, 2, 6, 30 packets rather than
 //!    doubling: that is what the reference's link logs show. `bounded` caps the unsent
-//!    allowance at `W + 1` packets (1, 2, 5, 10, 20), so that an application-limited flow does
-//!    not bank allowance and burst later (the reference's sender is always backlogged).
+//!    allowance at `W + 1` packets (1, 2, 5, 10, 20). Both variants cap it where the transport
+//!    holds the flight below W (kernel mode's cwnd, an application-limited flow: see `usage`),
+//!    so that such a flow does not bank allowance and burst later; the reference's sender is
+//!    always backlogged and its W always binds, so it never meets that case.
 //! 2. **A window never sent at has no delay.** Before the first fit, the target delay for a
 //!    window (`curve_inv`) is read off the raw profile `wList[w]`; for a window no packet was
 //!    sent at, the reference reads the entry's unset value, -1 ms ([`UNSET_DELAY_MS`]). Leaving
@@ -56,13 +58,14 @@ impl Variant {
     }
 
     /// The allowance (bytes) after granting `add` more bytes, where `cap` is `W + 1` packets
-    /// (or one of the largest chunk the transport sent, if that is more).
-    pub fn grant(self, allowance: u64, add: u64, cap: u64) -> u64 {
+    /// (or one of the largest chunk the transport sent, if that is more) and `window_limited`
+    /// whether W binds the flight (the transport lets out what W allows).
+    pub fn grant(self, allowance: u64, add: u64, cap: u64, window_limited: bool) -> u64 {
         match self {
-            Variant::Reference => allowance.saturating_add(add),
+            Variant::Reference if window_limited => allowance.saturating_add(add),
             // The cap bounds what may be added; an allowance already above it (W just fell)
             // is kept, not cut.
-            Variant::Bounded => allowance.saturating_add(add.min(cap)).min(cap.max(allowance)),
+            _ => allowance.saturating_add(add.min(cap)).min(cap.max(allowance)),
         }
     }
 
@@ -81,12 +84,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_reference_never_caps_the_allowance() {
-        assert_eq!(Variant::Reference.grant(5000, 4000, 5000), 9000);
-        assert_eq!(Variant::Reference.grant(u64::MAX, 1, 0), u64::MAX);
-        assert_eq!(Variant::Bounded.grant(2000, 4000, 5000), 5000);
-        assert_eq!(Variant::Bounded.grant(8000, 4000, 5000), 8000); // kept, not cut
-        assert_eq!(Variant::Bounded.grant(0, 9000, 5000), 5000);
+    fn the_reference_caps_the_allowance_only_where_w_does_not_bind() {
+        assert_eq!(Variant::Reference.grant(5000, 4000, 5000, true), 9000);
+        assert_eq!(Variant::Reference.grant(u64::MAX, 1, 0, true), u64::MAX);
+        assert_eq!(Variant::Reference.grant(5000, 4000, 5000, false), 5000);
+        for limited in [true, false] {
+            assert_eq!(Variant::Bounded.grant(2000, 4000, 5000, limited), 5000);
+            assert_eq!(Variant::Bounded.grant(8000, 4000, 5000, limited), 8000); // kept, not cut
+            assert_eq!(Variant::Bounded.grant(0, 9000, 5000, limited), 5000);
+        }
     }
 
     #[test]
