@@ -140,10 +140,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
                 done_here += 1;
                 if row.is_ok() {
                     eprintln!(
-                        "    ok: {:.2} Mbit/s, p95 {} ms, CPU {} s",
+                        "    ok: {:.2} Mbit/s, p95 {} ms, CPU {} s{}",
                         row.throughput_mbps.unwrap_or(0.0),
                         row.delay_p95_ms.map_or("-".into(), |d| format!("{d:.1}")),
-                        row.cpu_s.map_or("-".into(), |c| format!("{c:.2}"))
+                        row.cpu_s.map_or("-".into(), |c| format!("{c:.2}")),
+                        window_note(&row)
                     );
                 } else {
                     eprintln!("    failed: {}", row.error);
@@ -161,6 +162,24 @@ pub fn run(args: RunArgs) -> Result<i32> {
         return Ok(EXIT_INTERRUPTED);
     }
     Ok(if rows.iter().all(Row::is_ok) { 0 } else { 1 })
+}
+
+/// What a completed run's progress line adds about its window: the packets still in the link at
+/// the window's end (in no figure) and a log that ended before the window did.
+fn window_note(row: &Row) -> String {
+    let mut note = String::new();
+    if let (Some(queued), Some(left)) = (row.queued_at_end, row.queued_at_log_end) {
+        if queued > 0 {
+            note +=
+                &format!("; {queued} packets queued at the window's end ({left} still when the log ended)");
+        }
+    }
+    if let (Some(end), Some(to)) = (row.duration_s, row.window_to_s) {
+        if end < to {
+            note += &format!("; the link log ends at {end:.2} s, before the window ({to:.2} s)");
+        }
+    }
+    note
 }
 
 /// Refuses to start when a scheme needs something the machine lacks (programs looked for in
@@ -399,6 +418,26 @@ mod tests {
         let e = check_needs(&schemes, Direction::Down, t.0.as_os_str()).unwrap_err().to_string();
         assert!(e.contains("`curl` is not installed") && e.contains("for tcp-cubic, alcc-copa"), "{e}");
         assert!(check_needs(&[Scheme::parse("udp-copa").unwrap()], Direction::Down, t.0.as_os_str()).is_ok());
+    }
+
+    #[test]
+    fn the_progress_line_says_what_the_window_left_out() {
+        let row: Row = serde_json::from_value(serde_json::json!({
+            "trace": "t", "scheme": "udp-copa", "family": "udp", "cc": "copa", "underlay": "", "mode": "udp",
+            "run": 0, "status": "ok", "error": "", "duration_s": 30.2, "capacity_mbps": null,
+            "throughput_mbps": 1.0, "utilization": null, "loss": null, "delay_p50_ms": null,
+            "delay_p95_ms": null, "delay_p99_ms": null, "delay_mean_ms": null, "cpu_s": null,
+            "dir": "d", "wall_s": null, "max_rss_kb": null, "window_from_s": 0.5, "window_to_s": 30.5,
+            "queued_at_end": 12, "departed_after_window": 2, "queued_at_log_end": 10
+        }))
+        .unwrap();
+        assert_eq!(
+            window_note(&row),
+            "; 12 packets queued at the window's end (10 still when the log ended); the link log ends at \
+             30.20 s, before the window (30.50 s)"
+        );
+        let old = Row { window_to_s: None, queued_at_end: None, ..row };
+        assert_eq!(window_note(&old), "");
     }
 
     #[test]
