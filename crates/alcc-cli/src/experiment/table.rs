@@ -332,7 +332,38 @@ pub fn medians_table(rows: &[Row]) -> String {
             cell(med(|r| r.cpu_s), 2),
         );
     }
+    let _ = writeln!(out, "{}", window_line(rows));
     out
+}
+
+/// The line under the medians that says which window the figures are over: the common window's
+/// length from each sender's start (docs/experiment-format.md), or each run's own link log for
+/// results written before it, or both when the rows are mixed.
+pub fn window_line(rows: &[Row]) -> String {
+    let mut lengths: Vec<String> = Vec::new();
+    let mut own_log = false;
+    for r in rows.iter().filter(|r| r.is_ok()) {
+        match (r.window_from_s, r.window_to_s) {
+            (Some(from), Some(to)) => {
+                let length = format!("{:.1} s", to - from);
+                if !lengths.contains(&length) {
+                    lengths.push(length);
+                }
+            }
+            _ => own_log = true,
+        }
+    }
+    let mut parts = Vec::new();
+    if !lengths.is_empty() {
+        parts.push(format!("over each run's window of {} from its sender's start", lengths.join(" / ")));
+    }
+    if own_log {
+        parts.push("over each run's own link log (results written before the common window)".to_string());
+    }
+    if parts.is_empty() {
+        return "no completed run".to_string();
+    }
+    format!("figures {}", parts.join("; some "))
 }
 
 #[cfg(test)]
@@ -449,9 +480,22 @@ pub(crate) mod tests {
         ];
         let t = medians_table(&rows);
         let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines.len(), 3, "{t}");
+        assert_eq!(lines.len(), 4, "{t}");
+        assert_eq!(
+            lines[3],
+            "figures over each run's own link log (results written before the common window)"
+        );
         assert!(lines[1].contains("2/3") && lines[1].contains("2.00") && lines[1].contains("20.0"), "{t}");
         assert!(lines[2].contains("0/1") && lines[2].contains(" -"), "{t}");
+        let windowed =
+            Row { window_from_s: Some(0.5), window_to_s: Some(30.5), ..row("a", 0, OK, Some(1.0)) };
+        assert_eq!(
+            window_line(&[windowed.clone()]),
+            "figures over each run's window of 30.0 s from its sender's start"
+        );
+        assert!(window_line(&[windowed, row("a", 1, OK, Some(1.0))])
+            .contains("; some over each run's own link log"));
+        assert_eq!(window_line(&[row("b", 0, FAILED, None)]), "no completed run");
         // Workloads are told apart.
         let mut w = row("a", 0, OK, Some(5.0));
         w.workload = "four".into();
