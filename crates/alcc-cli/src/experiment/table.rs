@@ -490,7 +490,7 @@ pub(crate) mod tests {
         let windowed =
             Row { window_from_s: Some(0.5), window_to_s: Some(30.5), ..row("a", 0, OK, Some(1.0)) };
         assert_eq!(
-            window_line(&[windowed.clone()]),
+            window_line(std::slice::from_ref(&windowed)),
             "figures over each run's window of 30.0 s from its sender's start"
         );
         assert!(window_line(&[windowed, row("a", 1, OK, Some(1.0))])
