@@ -391,13 +391,26 @@ fn parse_stamp(msg: &libc::msghdr) -> Option<Stamp> {
     Some(Stamp { kind, id: e.ee_data, ns })
 }
 
-/// Writes the concatenation of `parts` without blocking and without SIGPIPE; with
-/// `record`, as one record (MSG_EOR, so that the kernel keeps its timestamp request for the
-/// last byte instead of merging the write into the next).
-pub fn send_parts(fd: RawFd, parts: &[&[u8]], record: bool) -> io::Result<usize> {
-    let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 2];
+/// The most slices one [`send_parts`] writes (its iovecs; the kernel allows 1024).
+pub const MAX_PARTS: usize = 16;
+
+/// Writes the concatenation of `parts` (the first [`MAX_PARTS`] non-empty ones) without
+/// blocking and without SIGPIPE; with `record`, as one record (MSG_EOR, so that the kernel
+/// keeps its timestamp request for the last byte instead of merging the write into the next).
+pub fn send_parts<P: AsRef<[u8]>>(
+    fd: RawFd,
+    parts: impl IntoIterator<Item = P>,
+    record: bool,
+) -> io::Result<usize> {
+    let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; MAX_PARTS];
     let mut count = 0;
-    for p in parts.iter().filter(|p| !p.is_empty()).take(iov.len()) {
+    // The parts must outlive the call: they are kept until it returns.
+    let parts: [Option<P>; MAX_PARTS] = {
+        let mut it = parts.into_iter().filter(|p| !p.as_ref().is_empty());
+        std::array::from_fn(|_| it.next())
+    };
+    for p in parts.iter().flatten() {
+        let p = p.as_ref();
         iov[count] = libc::iovec { iov_base: p.as_ptr() as *mut libc::c_void, iov_len: p.len() };
         count += 1;
     }

@@ -7,6 +7,7 @@
 //! chunk (window, pacer, size) and the [`Transport`] to send it; close when asked and
 //! everything is out; publish a [`FlowInfo`](crate::FlowInfo) snapshot; say when to come back.
 
+pub(crate) mod byte_blocks;
 pub(crate) mod chunk;
 pub(crate) mod control;
 pub(crate) mod send_queue;

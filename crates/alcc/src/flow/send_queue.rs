@@ -1,9 +1,11 @@
 //! [`SendQueue`]: what the application handed a flow and the driver has not yet given the
-//! kernel, in the order it was handed: bytes it wrote (copied into one ring buffer) and ranges
-//! of files it handed over by reference ([`AlccStream::send_file`](crate::AlccStream::send_file)),
-//! which the queue never reads. The driver takes the queue's [`front`](SendQueue::front) one
-//! [`Payload`] at a time; kernel mode sends a file range by sendfile(2), so its bytes are
-//! never copied through user space.
+//! kernel, in the order it was handed: bytes it wrote (copied into blocks of at most 64 KiB,
+//! [`ByteBlocks`]) and ranges of files it handed over by reference
+//! ([`AlccStream::send_file`](crate::AlccStream::send_file)), which the queue never reads. The
+//! driver takes the queue's [`front`](SendQueue::front) one [`Payload`] at a time; kernel mode
+//! hands written bytes to one `sendmsg` as the blocks hold them (up to
+//! [`MAX_PARTS`](crate::sys::MAX_PARTS) slices) and sends a file range by sendfile(2), so its
+//! bytes are never copied through user space.
 
 use std::collections::VecDeque;
 use std::io;
@@ -11,6 +13,9 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 use crate::sys;
+
+use super::byte_blocks::ByteBlocks;
+pub(crate) use super::byte_blocks::Slices;
 
 /// A range of an open file, queued by reference: its bytes are read (or spliced) only when
 /// they are sent, so the file must not change until then.
@@ -27,7 +32,7 @@ pub(crate) struct FileRange {
 /// One piece of the queue.
 #[derive(Debug)]
 enum Piece {
-    /// This many bytes of the byte ring (the next ones in it).
+    /// This many written bytes (the next ones in the blocks).
     Bytes(usize),
     /// A file range.
     File(FileRange),
@@ -44,12 +49,12 @@ pub(crate) struct FileSlice {
     pub len: usize,
 }
 
-/// The bytes of one chunk: from the byte ring (at most two slices, as it holds them) or
-/// from a file range.
+/// The bytes of one chunk: written bytes (as the blocks hold them, or read ahead from a
+/// file) or a part of a file range.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Payload<'a> {
-    /// Bytes the application wrote: the concatenation of the two slices.
-    Bytes([&'a [u8]; 2]),
+    /// Bytes: the concatenation of the slices.
+    Bytes(Slices<'a>),
     /// A part of a file the application handed over.
     File(FileSlice),
 }
@@ -58,7 +63,7 @@ impl Payload<'_> {
     /// Its length in bytes.
     pub fn len(&self) -> usize {
         match self {
-            Payload::Bytes([a, b]) => a.len() + b.len(),
+            Payload::Bytes(s) => s.len(),
             Payload::File(f) => f.len,
         }
     }
@@ -67,9 +72,10 @@ impl Payload<'_> {
     /// ends before the range does (it shrank after it was handed over).
     pub fn append_to(&self, out: &mut Vec<u8>) -> io::Result<()> {
         match self {
-            Payload::Bytes([a, b]) => {
-                out.extend_from_slice(a);
-                out.extend_from_slice(b);
+            Payload::Bytes(s) => {
+                for part in s.parts() {
+                    out.extend_from_slice(part);
+                }
                 Ok(())
             }
             Payload::File(f) => {
@@ -115,7 +121,7 @@ pub(crate) const READ_AHEAD: usize = 64 << 10;
 /// memory, so it is taken whole whenever the queue is not full ([`push_file`](Self::push_file)).
 #[derive(Debug, Default)]
 pub(crate) struct SendQueue {
-    bytes: VecDeque<u8>,
+    bytes: ByteBlocks,
     pieces: VecDeque<Piece>,
     /// Bytes queued, file ranges included.
     len: u64,
@@ -130,6 +136,13 @@ impl SendQueue {
     /// An empty queue that holds at most `capacity` bytes (at least 1) before it is full.
     pub fn new(capacity: usize) -> SendQueue {
         SendQueue { capacity: capacity.max(1) as u64, ..SendQueue::default() }
+    }
+
+    /// A queue whose written bytes go into blocks of `block` bytes (tests of block
+    /// boundaries; [`new`](Self::new) uses 64 KiB).
+    #[cfg(test)]
+    fn with_block(capacity: usize, block: usize) -> SendQueue {
+        SendQueue { bytes: ByteBlocks::with_block(block), ..SendQueue::new(capacity) }
     }
 
     /// Bytes queued (written bytes and file ranges).
@@ -154,7 +167,7 @@ impl SendQueue {
         if n == 0 {
             return 0;
         }
-        self.bytes.extend(&buf[..n]);
+        self.bytes.push(&buf[..n]);
         match self.pieces.back_mut() {
             Some(Piece::Bytes(k)) => *k += n,
             _ => self.pieces.push_back(Piece::Bytes(n)),
@@ -176,17 +189,12 @@ impl SendQueue {
     }
 
     /// The first piece's first `len` bytes (at most what it holds): written bytes as the
-    /// ring buffer holds them (at most two slices, handed to the kernel as they are), or a
+    /// blocks hold them (handed to the kernel as they are; fewer bytes if they span more than
+    /// [`MAX_PARTS`](crate::sys::MAX_PARTS) blocks, that is chunks of over 960 KiB), or a
     /// part of a file range. `None` when the queue is empty.
     pub fn front(&self, len: usize) -> Option<Payload<'_>> {
         match self.pieces.front()? {
-            Piece::Bytes(k) => {
-                let len = len.min(*k);
-                let (a, b) = self.bytes.as_slices();
-                let first = &a[..len.min(a.len())];
-                let second = &b[..(len - first.len()).min(b.len())];
-                Some(Payload::Bytes([first, second]))
-            }
+            Piece::Bytes(k) => Some(Payload::Bytes(self.bytes.front(len.min(*k)))),
             Piece::File(r) => Some(Payload::File(FileSlice {
                 fd: r.file.as_raw_fd(),
                 offset: r.offset,
@@ -211,7 +219,7 @@ impl SendQueue {
             Payload::File(slice).append_to(&mut self.ahead)?;
         }
         let have = &self.ahead[self.ahead_at..];
-        Ok(Some(Payload::Bytes([&have[..len.min(have.len())], &[]])))
+        Ok(Some(Payload::Bytes(Slices::one(&have[..len.min(have.len())]))))
     }
 
     /// Drops the first `n` bytes (they went to the kernel), across pieces.
@@ -221,7 +229,7 @@ impl SendQueue {
             let taken = match piece {
                 Piece::Bytes(k) => {
                     let t = (*k as u64).min(n) as usize;
-                    self.bytes.drain(..t);
+                    self.bytes.consume(t);
                     *k -= t;
                     t as u64
                 }
@@ -270,14 +278,14 @@ mod tests {
     }
 
     #[test]
-    fn the_front_of_a_wrapped_queue_is_two_slices() {
-        let mut q = SendQueue::new(8);
+    fn the_front_is_the_blocks_slices() {
+        let mut q = SendQueue::with_block(8, 3);
         assert_eq!(q.push(b"abcdefghij"), 8);
         assert!(q.is_full());
         q.consume(6);
         assert_eq!(q.push(b"123456"), 6);
-        let Some(Payload::Bytes([a, _])) = q.front(5) else { panic!("not bytes") };
-        assert_eq!(a, b"gh", "the ring's first slice");
+        let Some(Payload::Bytes(s)) = q.front(5) else { panic!("not bytes") };
+        assert_eq!(s.parts().collect::<Vec<_>>(), [&b"gh1"[..], b"23"], "one slice per block");
         assert_eq!(front_bytes(&q, 5), b"gh123");
         assert_eq!(front_bytes(&q, 100), b"gh123456");
         q.consume(100);
@@ -323,8 +331,9 @@ mod tests {
         assert_eq!(q.push(b"tail"), 0, "full");
         let mut got = Vec::new();
         while let Some(p) = q.front_read(1448).unwrap() {
-            let Payload::Bytes([a, b]) = p else { panic!("a file slice from front_read") };
-            assert!(b.is_empty() && !a.is_empty() && a.len() <= 1448);
+            let Payload::Bytes(s) = p else { panic!("a file slice from front_read") };
+            let [a] = s.parts().collect::<Vec<_>>()[..] else { panic!("not one slice") };
+            assert!(!a.is_empty() && a.len() <= 1448);
             got.extend_from_slice(a);
             let n = a.len() as u64;
             // The buffer holds at most READ_AHEAD bytes, from the range's offset on.
@@ -336,15 +345,19 @@ mod tests {
         // Mixed with front: a part sent by sendfile moves the read-ahead along.
         q.push_file(FileRange { file: file_of(&content), offset: 0, len: 5000 });
         assert_eq!(front_bytes(&q, 10), &content[..10]);
-        assert!(matches!(q.front_read(10).unwrap(), Some(Payload::Bytes([a, _])) if a == &content[..10]));
+        assert!(
+            matches!(q.front_read(10).unwrap(), Some(Payload::Bytes(s)) if s.parts().collect::<Vec<_>>() == [&content[..10]])
+        );
         q.consume(4000);
         assert!(
-            matches!(q.front_read(2000).unwrap(), Some(Payload::Bytes([a, _])) if a == &content[4000..5000])
+            matches!(q.front_read(2000).unwrap(), Some(Payload::Bytes(s)) if s.parts().collect::<Vec<_>>() == [&content[4000..5000]])
         );
         q.consume(1000);
         assert!(q.ahead.is_empty());
         assert_eq!(q.push(b"xy"), 2);
-        assert!(matches!(q.front_read(10).unwrap(), Some(Payload::Bytes([a, _])) if a == b"xy"));
+        assert!(
+            matches!(q.front_read(10).unwrap(), Some(Payload::Bytes(s)) if s.parts().collect::<Vec<_>>() == [b"xy"])
+        );
     }
 
     #[test]
@@ -359,13 +372,13 @@ mod tests {
     }
 
     proptest! {
-        /// The queue behaves as a bounded FIFO of bytes, however it wraps and whatever mix of
-        /// written bytes and file ranges it holds.
+        /// The queue behaves as a bounded FIFO of bytes, wherever its blocks end and whatever
+        /// mix of written bytes and file ranges it holds.
         #[test]
-        fn queue_is_a_fifo(ops in proptest::collection::vec((0u8..4, 0usize..40), 1..100)) {
+        fn queue_is_a_fifo(block in 1usize..40, ops in proptest::collection::vec((0u8..4, 0usize..40), 1..100)) {
             let content: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37)).collect();
             let file = file_of(&content);
-            let mut q = SendQueue::new(32);
+            let mut q = SendQueue::with_block(32, block);
             let mut model: VecDeque<u8> = VecDeque::new();
             let mut next = 0u8;
             for (op, n) in ops {

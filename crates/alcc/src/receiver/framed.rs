@@ -263,7 +263,7 @@ impl FramedReceiver {
     /// Writes pending frames without waiting.
     fn flush_out(&mut self) -> io::Result<()> {
         while self.out_at < self.out.len() {
-            match sys::send_parts(self.fd, &[&self.out[self.out_at..]], false) {
+            match sys::send_parts(self.fd, [&self.out[self.out_at..]], false) {
                 Ok(n) => self.out_at += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -69,7 +69,7 @@ impl KernelReceiver {
     /// Writes to the server (a request), waiting for room unless `nonblocking`.
     pub fn write(&mut self, buf: &[u8], nonblocking: bool) -> io::Result<usize> {
         loop {
-            match sys::send_parts(self.fd, &[buf], false) {
+            match sys::send_parts(self.fd, [buf], false) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock && !nonblocking => {
                     sys::poll_one(self.fd, libc::POLLOUT, None)?;

@@ -138,7 +138,7 @@ impl UdpReceiver {
     fn send(&mut self, frame: &Frame) -> io::Result<()> {
         encode_datagram(self.id, frame, &mut self.outgoing)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-        match sys::send_parts(self.fd, &[&self.outgoing], false) {
+        match sys::send_parts(self.fd, [&self.outgoing], false) {
             // A full socket buffer drops the datagram, as the network might.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
             Err(e) => self.refused(e),

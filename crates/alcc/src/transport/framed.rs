@@ -4,7 +4,9 @@
 //!
 //! A frame must reach the kernel whole and in order even when the socket takes only part of
 //! it, so frames are assembled in a [`FrameWriter`] and written from its buffer; the next
-//! chunk is framed only once the previous frame is entirely in the kernel.
+//! chunk is framed only once the previous frame is entirely in the kernel. The buffer is
+//! kept in blocks of at most 64 KiB ([`ByteBlocks`]), like the send queue: a 256 KiB chunk's
+//! frame never needs one buffer above glibc's mmap threshold.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -12,6 +14,8 @@ use std::os::fd::RawFd;
 use alcc_cc::{SenderHint, Time};
 
 use crate::feedback::framed::FramedFeedback;
+use crate::flow::byte_blocks::ByteBlocks;
+use crate::flow::send_queue::{FileSlice, READ_AHEAD};
 use crate::sys;
 use crate::transport::{OutChunk, Payload};
 use crate::wire::frame::{encode_data_header, Envelope};
@@ -52,21 +56,25 @@ impl FramedTransport {
 /// Frames not yet (wholly) written into the kernel.
 #[derive(Debug)]
 pub(crate) struct FrameWriter {
-    out: Vec<u8>,
-    written: usize,
+    /// Framed bytes not yet in the kernel.
+    out: ByteBlocks,
+    /// A frame header, or a file's bytes read (at most [`READ_AHEAD`]), on their way into `out`.
+    scratch: Vec<u8>,
 }
 
 impl FrameWriter {
     /// A writer whose first frame announces `spec`.
     pub fn new(spec: &str) -> Result<FrameWriter, WireError> {
-        let mut out = Vec::new();
-        Frame::Hello { spec: spec.trim().to_string() }.encode(&mut out)?;
-        Ok(FrameWriter { out, written: 0 })
+        let mut scratch = Vec::new();
+        Frame::Hello { spec: spec.trim().to_string() }.encode(&mut scratch)?;
+        let mut out = ByteBlocks::default();
+        out.push(&scratch);
+        Ok(FrameWriter { out, scratch })
     }
 
     /// Whether everything framed so far is in the kernel.
     pub fn is_empty(&self) -> bool {
-        self.written == self.out.len()
+        self.out.is_empty()
     }
 
     /// Frames one chunk of `payload` (a file's part is read into the frame).
@@ -77,10 +85,6 @@ impl FrameWriter {
         hint: SenderHint,
         payload: Payload<'_>,
     ) -> io::Result<()> {
-        if self.is_empty() {
-            self.out.clear();
-            self.written = 0;
-        }
         let len = payload.len();
         let start = self.out.len();
         let header = DataHeader {
@@ -89,17 +93,42 @@ impl FrameWriter {
             time_to_next: hint.time_to_next,
             len: u32::try_from(len).unwrap_or(u32::MAX),
         };
-        encode_data_header(Envelope::Stream, &header, &mut self.out)
+        self.scratch.clear();
+        encode_data_header(Envelope::Stream, &header, &mut self.scratch)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        payload.append_to(&mut self.out).inspect_err(|_| self.out.truncate(start))
+        self.out.push(&self.scratch);
+        self.push_payload(payload).inspect_err(|_| self.out.truncate(start))
+    }
+
+    /// Appends `payload`'s bytes to `out`; a file's are read [`READ_AHEAD`] at a time.
+    fn push_payload(&mut self, payload: Payload<'_>) -> io::Result<()> {
+        match payload {
+            Payload::Bytes(bytes) => {
+                for part in bytes.parts() {
+                    self.out.push(part);
+                }
+            }
+            Payload::File(f) => {
+                let mut done = 0;
+                while done < f.len {
+                    let len = (f.len - done).min(READ_AHEAD);
+                    let piece = FileSlice { fd: f.fd, offset: f.offset + done as u64, len };
+                    self.scratch.clear();
+                    Payload::File(piece).append_to(&mut self.scratch)?;
+                    self.out.push(&self.scratch);
+                    done += len;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Writes what the kernel takes; `Ok(true)` once everything is written, `Ok(false)` if
     /// the socket is full.
     pub fn flush(&mut self, fd: RawFd) -> io::Result<bool> {
         while !self.is_empty() {
-            match sys::send_parts(fd, &[&self.out[self.written..]], false) {
-                Ok(n) => self.written += n,
+            match sys::send_parts(fd, self.out.front(usize::MAX).parts(), false) {
+                Ok(n) => self.out.consume(n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),

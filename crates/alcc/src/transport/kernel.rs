@@ -59,7 +59,7 @@ impl FileSends {
     /// controller, the socket's timestamp recording must be on.
     fn send(self, fd: RawFd, scratch: &mut Vec<u8>, chunk: &OutChunk<'_>) -> io::Result<usize> {
         match (self, chunk.payload) {
-            (_, Payload::Bytes(parts)) => sys::send_parts(fd, &parts, chunk.record),
+            (_, Payload::Bytes(bytes)) => sys::send_parts(fd, bytes.parts(), chunk.record),
             (FileSends::Sendfile, Payload::File(f)) => send_file(fd, f),
             (FileSends::Read, payload @ Payload::File(_)) => {
                 scratch.clear();

@@ -58,7 +58,7 @@ impl UdpTransport {
     pub fn flush(&mut self, fd: RawFd) -> io::Result<bool> {
         if let Some(hello) = self.hello.take() {
             for _ in 0..REPEATS {
-                let _ = sys::send_parts(fd, &[&hello], false);
+                let _ = sys::send_parts(fd, [&hello], false);
             }
         }
         Ok(true)
@@ -78,7 +78,7 @@ impl UdpTransport {
             .map_err(encoding_error)?;
         chunk.payload.append_to(&mut self.datagram)?;
         loop {
-            match sys::send_parts(fd, &[&self.datagram], false) {
+            match sys::send_parts(fd, [&self.datagram], false) {
                 Ok(_) => return Ok(Some(len)),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -119,7 +119,7 @@ impl UdpTransport {
         for _ in 0..repeats {
             // A datagram the socket refuses is lost, as the network might lose it; a refusal
             // (ICMP port unreachable) is judged once the socket was read.
-            let _ = sys::send_parts(fd, &[&close], false);
+            let _ = sys::send_parts(fd, [&close], false);
         }
         self.feedback.close_sent(now);
         Ok(false)
