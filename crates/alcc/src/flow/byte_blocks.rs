@@ -11,8 +11,11 @@
 //!
 //! A queue's first block starts small and grows up to [`BLOCK`] (a flow that writes a few
 //! bytes does not take 64 KiB); every later block is a full one. Emptied blocks are kept for
-//! reuse, at most [`SPARE`] of them: a busy flow does not call the allocator for each block,
-//! an idle one holds at most that many.
+//! reuse until [`release_spares`](ByteBlocks::release_spares) (the flow calls it once its
+//! application has written nothing for 200 ms): a busy flow does not call the allocator for
+//! each block (with at most two spares, freeing and allocating 64 KiB blocks cost kernel
+//! mode 1.7x the sender's CPU on loopback: bench/soak-results.md), and blocks held and spares
+//! together never exceed the most blocks the FIFO ever held at once.
 
 use std::collections::VecDeque;
 
@@ -20,9 +23,6 @@ use crate::sys::MAX_PARTS;
 
 /// The largest block: half of glibc's default mmap threshold (128 KiB).
 pub(crate) const BLOCK: usize = 64 << 10;
-
-/// How many emptied blocks a queue keeps for reuse.
-pub(crate) const SPARE: usize = 2;
 
 /// The smallest first block.
 const FIRST_BLOCK: usize = 4 << 10;
@@ -79,7 +79,7 @@ pub(crate) struct ByteBlocks {
     blocks: VecDeque<Vec<u8>>,
     head: usize,
     len: usize,
-    /// Emptied blocks kept for reuse (at most [`SPARE`]).
+    /// Emptied blocks kept for reuse.
     spare: Vec<Vec<u8>>,
     /// The block size: [`BLOCK`], smaller in tests.
     block: usize,
@@ -165,8 +165,7 @@ impl ByteBlocks {
         Slices { blocks, single: &[], skip: self.head, len: taken }
     }
 
-    /// Drops the first `n` bytes (at most what is held); emptied blocks are kept as spares
-    /// (up to [`SPARE`]) or freed.
+    /// Drops the first `n` bytes (at most what is held); emptied blocks are kept as spares.
     pub fn consume(&mut self, n: usize) {
         let mut n = n.min(self.len);
         self.len -= n;
@@ -212,17 +211,20 @@ impl ByteBlocks {
         }
     }
 
-    /// Keeps an emptied block for reuse if there is room among the spares.
+    /// Keeps an emptied block for reuse.
     fn recycle(&mut self, mut b: Vec<u8>) {
-        if self.spare.len() < SPARE {
-            b.clear();
-            self.spare.push(b);
-        }
+        b.clear();
+        self.spare.push(b);
     }
 
-    /// Blocks held, spares included (for tests of the memory bound).
+    /// Frees the blocks kept for reuse (the bytes held stay).
+    pub fn release_spares(&mut self) {
+        self.spare = Vec::new();
+    }
+
+    /// Blocks holding bytes, and spares (for tests of the memory bound).
     #[cfg(test)]
-    fn blocks_held(&self) -> (usize, usize) {
+    pub(crate) fn blocks_held(&self) -> (usize, usize) {
         (self.blocks.len(), self.spare.len())
     }
 }
@@ -259,19 +261,24 @@ mod tests {
     }
 
     #[test]
-    fn a_drained_queue_keeps_at_most_the_spares() {
+    fn emptied_blocks_are_reused_until_released() {
         let mut b = ByteBlocks::default();
         let data = vec![7u8; 1 << 20];
         b.push(&data);
         assert_eq!(b.blocks_held(), (16, 0));
         b.consume(5 * BLOCK + 3);
-        assert_eq!(b.blocks_held(), (11, SPARE));
+        assert_eq!(b.blocks_held(), (11, 5));
+        // Spares are reused before anything new is allocated.
+        b.push(&data[..3 * BLOCK]);
+        assert_eq!(b.blocks_held(), (14, 2));
         b.consume(usize::MAX);
         assert!(b.is_empty());
-        assert_eq!(b.blocks_held(), (0, SPARE));
-        // Spares are reused before anything new is allocated.
-        b.push(&data[..BLOCK + 1]);
-        assert_eq!(b.blocks_held(), (2, 0));
+        assert_eq!(b.blocks_held(), (0, 16));
+        b.release_spares();
+        assert_eq!(b.blocks_held(), (0, 0));
+        b.push(b"x");
+        b.release_spares();
+        assert_eq!(front_vec(&b, 10), b"x", "the bytes held stay");
     }
 
     proptest! {
@@ -282,8 +289,10 @@ mod tests {
             let mut b = ByteBlocks::with_block(block);
             let mut model: VecDeque<u8> = VecDeque::new();
             let mut next = 0u8;
+            let mut peak = 0;
             for (op, n) in ops {
                 match op {
+                    0 if n % 5 == 0 => b.release_spares(),
                     0 | 1 => {
                         let data: Vec<u8> = (0..n).map(|_| { next = next.wrapping_add(1); next }).collect();
                         b.push(&data);
@@ -306,7 +315,8 @@ mod tests {
                 }
                 prop_assert_eq!(b.len(), model.len());
                 prop_assert!(b.blocks.iter().all(|x| x.len() <= block && x.capacity() <= block));
-                prop_assert!(b.spare.len() <= SPARE);
+                peak = peak.max(b.blocks.len());
+                prop_assert!(b.blocks.len() + b.spare.len() <= peak, "more blocks than ever held at once");
             }
             let all = front_vec(&b, usize::MAX);
             let want: Vec<u8> = model.iter().take(all.len()).copied().collect();

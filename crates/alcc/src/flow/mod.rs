@@ -50,6 +50,12 @@ fn fin_poll_interval(idle: u32) -> Duration {
 /// How long a window-limited flow waits for feedback before re-reading TCP_INFO anyway.
 const STALL_POLL: Duration = Duration::from_millis(200);
 
+/// How often, at most, a step that leaves the queue empty looks whether the application
+/// wrote anything since the last look; if not, the queue's spare blocks are freed
+/// ([`SendQueue::release_if_idle`](send_queue::SendQueue::release_if_idle)). Looking at every
+/// step would free them between two writes of a busy flow.
+const IDLE_LOOK: Duration = Duration::from_millis(200);
+
 /// What the driver should do with a flow after a step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Next {
@@ -93,6 +99,8 @@ pub(crate) struct Flow {
     idle_polls: (u32, u64),
     /// Its place in its flow group (src/coupling).
     membership: Membership,
+    /// The earliest time of the next look for an idle queue ([`IDLE_LOOK`]).
+    idle_look_at: Time,
     /// The wake-up time currently scheduled in the driver's heap.
     pub scheduled: Option<Time>,
 }
@@ -125,6 +133,7 @@ impl Flow {
             close_noted: false,
             idle_polls: (0, 0),
             membership: Membership::new(None, 1.0),
+            idle_look_at: Time::ZERO,
             scheduled: None,
         }
     }
@@ -208,6 +217,12 @@ impl Flow {
         let wake_at = self.write_queue(fd, now, &mut st)?;
         if st.queue.is_empty() {
             self.control.on_idle();
+            if now >= self.idle_look_at {
+                self.idle_look_at = now + IDLE_LOOK;
+                if st.queue.release_if_idle() {
+                    self.transport.release_spares();
+                }
+            }
         }
         if st.ending.is_ended() && !self.close_noted {
             self.close_noted = true;

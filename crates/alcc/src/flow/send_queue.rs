@@ -130,6 +130,8 @@ pub(crate) struct SendQueue {
     /// (`ahead[ahead_at..]`), for [`front_read`](Self::front_read).
     ahead: Vec<u8>,
     ahead_at: usize,
+    /// Whether anything was queued since the last [`release_if_idle`](Self::release_if_idle).
+    queued_since_look: bool,
 }
 
 impl SendQueue {
@@ -168,6 +170,7 @@ impl SendQueue {
             return 0;
         }
         self.bytes.push(&buf[..n]);
+        self.queued_since_look = true;
         match self.pieces.back_mut() {
             Some(Piece::Bytes(k)) => *k += n,
             _ => self.pieces.push_back(Piece::Bytes(n)),
@@ -183,6 +186,7 @@ impl SendQueue {
             return 0;
         }
         let n = range.len;
+        self.queued_since_look = true;
         self.len += n;
         self.pieces.push_back(Piece::File(range));
         n
@@ -220,6 +224,19 @@ impl SendQueue {
         }
         let have = &self.ahead[self.ahead_at..];
         Ok(Some(Payload::Bytes(Slices::one(&have[..len.min(have.len())]))))
+    }
+
+    /// Frees the blocks kept for reuse if nothing is queued and nothing was queued since the
+    /// last call (the driver calls it each step that leaves the queue empty): a flow whose
+    /// application stopped writing gives its memory back, one that keeps writing keeps its
+    /// blocks. Returns whether it freed them.
+    pub fn release_if_idle(&mut self) -> bool {
+        let idle = self.is_empty() && !self.queued_since_look;
+        self.queued_since_look = false;
+        if idle {
+            self.bytes.release_spares();
+        }
+        idle
     }
 
     /// Drops the first `n` bytes (they went to the kernel), across pieces.
@@ -358,6 +375,21 @@ mod tests {
         assert!(
             matches!(q.front_read(10).unwrap(), Some(Payload::Bytes(s)) if s.parts().collect::<Vec<_>>() == [b"xy"])
         );
+    }
+
+    #[test]
+    fn an_idle_queue_frees_its_blocks() {
+        let mut q = SendQueue::new(1 << 20);
+        assert_eq!(q.push(&vec![1u8; 300 << 10]), 300 << 10);
+        q.consume(300 << 10);
+        assert_eq!(q.bytes.blocks_held(), (0, 5));
+        assert!(!q.release_if_idle(), "written since the last look: the application may go on");
+        assert_eq!(q.bytes.blocks_held(), (0, 5));
+        assert!(q.release_if_idle(), "nothing written since");
+        assert_eq!(q.bytes.blocks_held(), (0, 0));
+        q.push(b"abc");
+        assert!(!q.release_if_idle() && !q.release_if_idle(), "never while bytes are queued");
+        assert_eq!(front_bytes(&q, 10), b"abc");
     }
 
     #[test]

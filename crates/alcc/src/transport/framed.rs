@@ -46,6 +46,11 @@ impl FramedTransport {
         self.writer.is_empty()
     }
 
+    /// Frees the frame buffer's blocks kept for reuse.
+    pub fn release_spares(&mut self) {
+        self.writer.out.release_spares();
+    }
+
     /// Frames `chunk`; it is written by the next [`flush`](Self::flush).
     pub fn send(&mut self, chunk: &OutChunk<'_>) -> io::Result<Option<usize>> {
         self.writer.push_chunk(chunk.seq, chunk.now, chunk.hint, chunk.payload)?;

@@ -129,6 +129,15 @@ impl Transport {
         }
     }
 
+    /// Frees the buffer blocks the transport keeps for reuse (framed mode's frames), when
+    /// the flow's application has stopped writing.
+    pub fn release_spares(&mut self) {
+        match self {
+            Transport::Framed(t) => t.release_spares(),
+            Transport::Kernel(_) | Transport::Udp(_) => {}
+        }
+    }
+
     /// The most application bytes one chunk may carry on this transport, if it limits them.
     pub fn payload_limit(&self) -> Option<u64> {
         match self {
