@@ -41,7 +41,13 @@
 //!   the transport sent if that is more) where the transport holds the flight below W (kernel
 //!   mode's cwnd, an application-limited flow), so that such a flow does not bank allowance and
 //!   burst later (the reference's sender is always backlogged and W always binds); where W binds
-//!   it is capped only with `variant=bounded` ([`variant`]). With `variant=bounded` also
+//!   it is capped only with `variant=bounded` ([`variant`]). W binds at an ACK when the packet
+//!   was sent window-limited ([`usage`]) *and* the flight the transport reported when this
+//!   instant's ACKs began was within a packet of the W then in force: judged by the packet's
+//!   own (older, smaller) W alone, kernel mode's slow start counted as window-limited while
+//!   the kernel held the flight far below the current W, and banked tens of thousands of
+//!   packets. Where the flight was held below W there, allowance beyond the cap is also cut.
+//!   With `variant=bounded` also
 //!   `curve_inv` of a
 //!   window that was never seen on the raw profile reads the nearest seen window (the
 //!   reference reads the unset entry, -1 ms, which after slow start drains the queue empty).
@@ -147,6 +153,12 @@ pub struct Verus {
     largest_packet: u64,
     /// How much of W the transport let out lately.
     usage: WindowUsage,
+    /// When the ACKs handled last arrived, and W and the flight (packets) before the first of
+    /// them: several ACKs handled at one instant (before the transport could send) are judged
+    /// by whether the transport had let the flight reach the W in force before them.
+    acks_at: Option<Time>,
+    w_before_acks: f64,
+    flight_before_acks: f64,
     profile: DelayProfile,
     outstanding: OutstandingPackets,
     stats: VerusStats,
@@ -187,6 +199,9 @@ impl Verus {
             bytes_in_flight: 0,
             largest_packet: mss,
             usage: WindowUsage::new(),
+            acks_at: None,
+            w_before_acks: 1.0,
+            flight_before_acks: 0.0,
             profile: DelayProfile::new(),
             outstanding: OutstandingPackets::new(),
             stats: VerusStats::default(),
@@ -273,13 +288,23 @@ impl Verus {
     /// Adds `packets` whole packets to the allowance, as the [`Variant`] bounds it;
     /// `window_limited` says whether W binds the flight now (see [`Variant::grant`]).
     fn grant(&mut self, packets: f64, window_limited: bool) {
-        // The bounded variant's cap: W + 1 packets of `mss` bytes, but at least one of the
-        // largest the transport sends (a transport writing multi-packet chunks, the engine,
-        // must not multiply the cap).
-        let cap = ((self.w.max(1.0).ceil() + 1.0) * self.mss as f64).max(self.largest_packet as f64);
-        // `as` saturates: the products are finite and non-negative.
+        // `as` saturates: the product is finite and non-negative.
         let add = (packets.max(0.0).floor() * self.mss as f64) as u64;
-        self.allowance = self.variant.grant(self.allowance, add, cap as u64, window_limited);
+        self.allowance = self.variant.grant(self.allowance, add, self.allowance_cap(), window_limited);
+    }
+
+    /// The cap on unsent allowance (bytes): W + 1 packets of `mss` bytes, but at least one of
+    /// the largest the transport sends (a transport writing multi-packet chunks, the engine,
+    /// must not multiply the cap).
+    fn allowance_cap(&self) -> u64 {
+        // `as` saturates: the product is finite and non-negative.
+        ((self.w.max(1.0).ceil() + 1.0) * self.mss as f64).max(self.largest_packet as f64) as u64
+    }
+
+    /// Whether the transport held the flight more than [`WINDOW_USE_SLACK`] packets below W
+    /// when this instant's ACKs began (after it had its chance to send what W allowed).
+    fn flight_held_below_w(&self) -> bool {
+        self.flight_before_acks + WINDOW_USE_SLACK < self.w_before_acks
     }
 
     /// `curve_inv(w)`: the fitted curve's delay at `w`, or before the first fit the raw
@@ -437,6 +462,17 @@ impl Controller for Verus {
 
     fn on_ack(&mut self, now: Time, ack: &AckSample) {
         self.start(now);
+        if self.acks_at != Some(now) {
+            // The first ACK of an instant: the transport has had its chance to send what was
+            // allowed. If it held the flight more than a packet below W, whatever is still
+            // allowed beyond W + 1 packets is banked, not about to leave: cut it.
+            self.acks_at = Some(now);
+            self.w_before_acks = self.w;
+            self.flight_before_acks = self.bytes_in_flight as f64 / self.mss as f64;
+            if self.flight_held_below_w() {
+                self.allowance = self.allowance.min(self.allowance_cap());
+            }
+        }
         self.bytes_in_flight = ack.bytes_in_flight;
         let memo = SendMemo::decode(ack.memo);
         if memo.session != self.session {
@@ -479,8 +515,13 @@ impl Controller for Verus {
                 let used = self.usage.used().max(w_sent as f64);
                 self.w = self.w.min((UNUSED_WINDOW_CAP * used).max(1.0));
             }
+            // W binds now only if the packet was sent window-limited and the transport has
+            // since let the flight reach the W in force before this instant's ACKs; a flight
+            // held below that (kernel mode's cwnd, an application limit) would only bank the
+            // allowance.
+            let binds = in_use.window_limited && !self.flight_held_below_w();
             let wcrt = self.packets_in_flight();
-            self.grant(self.w - wcrt, in_use.window_limited);
+            self.grant(self.w - wcrt, binds);
         }
     }
 

@@ -507,3 +507,60 @@ fn refits_after_the_window_ran_away_cost_at_most_seven_entries_per_basis_functio
     assert!(stats.fit_nodes > 200 * stats.fits, "{stats:?}");
     assert!(stats.fit_nonzeros <= 7 * stats.fit_nodes, "{stats:?}");
 }
+
+/// Kernel mode: the kernel's cwnd holds the flight at what W was when the last round left,
+/// while the ACKs of that round (all sent window-limited) come back one at a time and grow W.
+/// Judged by the W each packet was sent at, W bound; but the transport lets out one packet
+/// per ACK, so each ACK's `W - Wcrt` would bank on top of the last one's (about n^2 / 2
+/// packets after n ACKs, spent later as a burst). Under both variants the unsent allowance
+/// stays within W + 1 packets.
+#[test]
+fn allowance_does_not_bank_past_w_plus_one_while_the_transport_holds_the_flight_below_w() {
+    for variant in [Variant::Reference, Variant::Bounded] {
+        let mut h = Harness::new(6.0);
+        h.v.variant = variant;
+        let now = slow_start_rounds(&mut h, 16.0);
+        let held = h.in_flight.len() as u64;
+        assert!(held as f64 + 1.0 >= h.v.target_window(), "the last round filled W");
+        h.flight_cap = held;
+        let mut t = now;
+        for _ in 0..3 {
+            let batch: Vec<u64> = h.in_flight.keys().copied().collect();
+            for seq in batch {
+                t += Duration::from_millis(1);
+                h.ack(t, seq);
+                h.send(t);
+                let cap = (h.v.target_window().ceil() as u64 + 1) * MSS;
+                assert!(
+                    h.v.allowance_bytes() <= cap,
+                    "{variant:?}: {} bytes allowed, W = {}, flight {}",
+                    h.v.allowance_bytes(),
+                    h.v.target_window(),
+                    h.bif()
+                );
+            }
+        }
+        assert_eq!(h.bif(), held * MSS);
+    }
+}
+
+/// Allowance banked at an instant where W bound (a burst of ACKs, each allowing `W - Wcrt`
+/// again) is cut to W + 1 packets at the next ACK if the transport meanwhile held the flight
+/// more than a packet below W.
+#[test]
+fn allowance_banked_in_a_burst_is_cut_once_the_transport_holds_the_flight() {
+    let mut h = Harness::new(6.0);
+    let now = slow_start_rounds(&mut h, 16.0);
+    h.flight_cap = h.in_flight.len() as u64;
+    let batch: Vec<u64> = h.in_flight.keys().copied().collect();
+    let t = now + Duration::from_millis(40);
+    for &seq in &batch {
+        h.ack(t, seq);
+    }
+    h.send(t);
+    let cap = (h.v.target_window().ceil() as u64 + 1) * MSS;
+    assert!(h.v.allowance_bytes() > cap, "the reference's burst banks beyond W + 1");
+    let seq = *h.in_flight.keys().next().unwrap();
+    h.ack(t + Duration::from_millis(1), seq);
+    assert!(h.v.allowance_bytes() <= (h.v.target_window().ceil() as u64 + 1) * MSS);
+}
