@@ -115,7 +115,7 @@ pub fn nearest_rank(sorted: &[u64], percent: u32) -> Option<u64> {
 }
 
 /// Mbit/s of `bytes` over `span_us` µs (bits per µs = Mbit/s); 0 when the span is 0.
-fn mbps(bytes: u64, span_us: u64) -> f64 {
+pub(crate) fn mbps(bytes: u64, span_us: u64) -> f64 {
     if span_us == 0 {
         0.0
     } else {
@@ -123,8 +123,36 @@ fn mbps(bytes: u64, span_us: u64) -> f64 {
     }
 }
 
-fn ms(us: u64) -> f64 {
+/// Milliseconds of `us` µs.
+pub(crate) fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
+}
+
+/// The one-way delay figures of a set of packets, ms: nearest-rank percentiles and the mean,
+/// all `None` for no packets.
+pub(crate) struct DelayFigures {
+    /// Median.
+    pub p50_ms: Option<f64>,
+    /// 95th percentile.
+    pub p95_ms: Option<f64>,
+    /// 99th percentile.
+    pub p99_ms: Option<f64>,
+    /// Mean.
+    pub mean_ms: Option<f64>,
+}
+
+impl DelayFigures {
+    /// The figures of ascending `sorted` delays (µs).
+    pub(crate) fn of_sorted(sorted: &[u64]) -> DelayFigures {
+        let percentile = |p| nearest_rank(sorted, p).map(ms);
+        DelayFigures {
+            p50_ms: percentile(50),
+            p95_ms: percentile(95),
+            p99_ms: percentile(99),
+            mean_ms: (!sorted.is_empty())
+                .then(|| sorted.iter().map(|&d| d as f64).sum::<f64>() / sorted.len() as f64 / 1000.0),
+        }
+    }
 }
 
 /// The sorted one-way delays (µs) of the departed packets.
@@ -149,22 +177,17 @@ pub fn summarize(recording: &Recording) -> Summary {
     let last_opportunity = recording.opportunities.iter().map(|o| o.at_us).max().unwrap_or(0);
     let capacity_mbps = mbps(opportunity_bytes, last_opportunity - first_opportunity);
     let throughput_mbps = mbps(bytes_departed, last_departure - first_departure);
-    let delays = sorted_delays(recording);
-    let percentile = |p| nearest_rank(&delays, p).map(ms);
-    let delay_mean_ms = match delays.len() {
-        0 => None,
-        n => Some(delays.iter().map(|&d| d as f64).sum::<f64>() / n as f64 / 1000.0),
-    };
+    let delay = DelayFigures::of_sorted(&sorted_delays(recording));
     Summary {
         duration_s: (end - start) as f64 / 1e6,
         capacity_mbps,
         throughput_mbps,
         utilization: if capacity_mbps > 0.0 { throughput_mbps / capacity_mbps } else { 0.0 },
         loss: if bytes_sent == 0 { 0.0 } else { 1.0 - bytes_departed as f64 / bytes_sent as f64 },
-        delay_p50_ms: percentile(50),
-        delay_p95_ms: percentile(95),
-        delay_p99_ms: percentile(99),
-        delay_mean_ms,
+        delay_p50_ms: delay.p50_ms,
+        delay_p95_ms: delay.p95_ms,
+        delay_p99_ms: delay.p99_ms,
+        delay_mean_ms: delay.mean_ms,
         propagation_delay_ms: ms(recording.propagation_delay_us),
         packets_sent: recording.packets.len() as u64,
         packets_departed,

@@ -42,7 +42,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::log::{Log, LogEvent};
-use crate::metrics::nearest_rank;
+use crate::metrics::{mbps, ms, DelayFigures};
 
 /// A half-open interval `[from_us, to_us)` of a log's time axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,15 +164,6 @@ pub struct WindowSummary {
     pub packets_queued_at_log_end: u64,
 }
 
-/// Mbit/s of `bytes` over `width_us` µs (never 0 for a [`Window`]).
-fn mbps(bytes: u64, width_us: u64) -> f64 {
-    bytes as f64 * 8.0 / width_us.max(1) as f64
-}
-
-fn ms(us: u64) -> f64 {
-    us as f64 / 1000.0
-}
-
 /// The figures of `log` over `window`; every one-way delay adds `propagation_delay_us` (the
 /// header's, or what the caller knows for a log without it).
 pub fn summarize_window(log: &Log, window: Window, propagation_delay_us: u64) -> WindowSummary {
@@ -237,7 +228,7 @@ pub fn summarize_window(log: &Log, window: Window, propagation_delay_us: u64) ->
     let capacity_mbps = mbps(opportunity_bytes, width);
     let throughput_mbps = mbps(departed_bytes, width);
     let queued = in_packets.saturating_sub(out_packets);
-    let percentile = |p| nearest_rank(&delays, p).map(ms);
+    let delay = DelayFigures::of_sorted(&delays);
     WindowSummary {
         window_from_s: window.from_us as f64 / 1e6,
         window_to_s: window.to_us as f64 / 1e6,
@@ -247,11 +238,10 @@ pub fn summarize_window(log: &Log, window: Window, propagation_delay_us: u64) ->
         throughput_mbps,
         utilization: if capacity_mbps > 0.0 { throughput_mbps / capacity_mbps } else { 0.0 },
         loss: if arrived_bytes == 0 { 0.0 } else { dropped_bytes as f64 / arrived_bytes as f64 },
-        delay_p50_ms: percentile(50),
-        delay_p95_ms: percentile(95),
-        delay_p99_ms: percentile(99),
-        delay_mean_ms: (!delays.is_empty())
-            .then(|| delays.iter().map(|&d| d as f64).sum::<f64>() / delays.len() as f64 / 1000.0),
+        delay_p50_ms: delay.p50_ms,
+        delay_p95_ms: delay.p95_ms,
+        delay_p99_ms: delay.p99_ms,
+        delay_mean_ms: delay.mean_ms,
         propagation_delay_ms: ms(propagation_delay_us),
         packets_arrived: arrived,
         bytes_arrived: arrived_bytes,
