@@ -30,28 +30,32 @@ const FIRST_BLOCK: usize = 4 << 10;
 /// Bytes as slices, in order, at most [`MAX_PARTS`] of them (one `sendmsg`'s iovecs): a run
 /// of blocks of a [`ByteBlocks`], or one slice.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Slices<'a> {
-    /// The blocks the run spans, as the deque holds them (two ranges when it wraps); none
-    /// for one slice.
-    blocks: (&'a [Vec<u8>], &'a [Vec<u8>]),
-    /// The one slice, when `blocks` is empty.
-    single: &'a [u8],
-    /// Bytes of the first block before the run.
-    skip: usize,
-    len: usize,
+pub(crate) enum Slices<'a> {
+    /// One slice.
+    One(&'a [u8]),
+    /// `len` bytes of a run of blocks, from `skip` bytes into the first.
+    Run {
+        /// The blocks the run spans, as the deque holds them (two ranges when it wraps).
+        blocks: (&'a [Vec<u8>], &'a [Vec<u8>]),
+        /// Bytes of the first block before the run.
+        skip: usize,
+        /// Bytes in the run.
+        len: usize,
+    },
 }
 
 impl<'a> Slices<'a> {
     /// The bytes of one slice.
     pub fn one(bytes: &'a [u8]) -> Slices<'a> {
-        Slices { blocks: (&[], &[]), single: bytes, skip: 0, len: bytes.len() }
+        Slices::One(bytes)
     }
 
     /// The slices, none of them empty.
     pub fn parts(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
-        let (a, b) = self.blocks;
-        let (mut skip, mut left) = (self.skip, self.len);
-        let single = std::iter::once(self.single).filter(|s| !s.is_empty());
+        let (single, (a, b), mut skip, mut left) = match *self {
+            Slices::One(bytes) => (bytes, (&[][..], &[][..]), 0, 0),
+            Slices::Run { blocks, skip, len } => (&[][..], blocks, skip, len),
+        };
         let blocks = a.iter().chain(b).map_while(move |block| {
             if left == 0 {
                 return None;
@@ -62,12 +66,15 @@ impl<'a> Slices<'a> {
             left -= part.len();
             Some(part)
         });
-        single.chain(blocks).filter(|p| !p.is_empty())
+        std::iter::once(single).chain(blocks).filter(|p| !p.is_empty())
     }
 
     /// Bytes in all slices.
     pub fn len(&self) -> usize {
-        self.len
+        match self {
+            Slices::One(bytes) => bytes.len(),
+            Slices::Run { len, .. } => *len,
+        }
     }
 }
 
@@ -162,7 +169,7 @@ impl ByteBlocks {
         }
         let (a, b) = self.blocks.as_slices();
         let blocks = if spanned <= a.len() { (&a[..spanned], &b[..0]) } else { (a, &b[..spanned - a.len()]) };
-        Slices { blocks, single: &[], skip: self.head, len: taken }
+        Slices::Run { blocks, skip: self.head, len: taken }
     }
 
     /// Drops the first `n` bytes (at most what is held); emptied blocks are kept as spares.
