@@ -10,6 +10,7 @@ use alcc_trace::window::{self, Window, WindowSummary};
 use alcc_trace::{Log, Recording};
 use anyhow::{Context, Result};
 
+use super::direction::Direction;
 use super::runner::CLIENT_START_DELAY_S;
 use crate::analyze;
 
@@ -27,6 +28,38 @@ pub const MAX_DELAY_ROWS: usize = 20_000;
 pub fn run_window(duration_s: f64, sender_delay_s: f64) -> Result<Window> {
     let from = CLIENT_START_DELAY_S + sender_delay_s;
     Window::from_secs(from, from + duration_s).with_context(|| format!("a run of {duration_s} s"))
+}
+
+/// A run whose measured link carried fewer packets than this in its window moved nothing (at
+/// most a handshake: the authors' Copa once sent nothing after its handshake for a whole run)
+/// and fails, so that a resumed sweep runs it again.
+pub const MIN_DOWNLOAD_PACKETS: u64 = 10;
+
+/// What a run's measured link shows over the run's window.
+pub enum RunFigures {
+    /// Enough packets crossed it: the run's figures.
+    Measured(Box<WindowSummary>),
+    /// Only this many crossed it ([`MIN_DOWNLOAD_PACKETS`]): the run failed.
+    TooFewPackets(u64),
+}
+
+/// Judges a run as `alcc experiment run` and `alcc experiment reanalyze` both do: the log of
+/// the measured link (`direction`) in `dir`, over the window of a run of `duration_s` whose
+/// sender starts `sender_delay_s` late ([`run_window`]), with the per-run files written beside
+/// it ([`analyze_run`]).
+pub fn figures_of_run(
+    dir: &Path,
+    direction: Direction,
+    duration_s: f64,
+    sender_delay_s: f64,
+) -> Result<RunFigures> {
+    let window = run_window(duration_s, sender_delay_s)?;
+    let summary = analyze_run(dir, &direction.log_name(), window)?;
+    Ok(if summary.packets_departed < MIN_DOWNLOAD_PACKETS {
+        RunFigures::TooFewPackets(summary.packets_departed)
+    } else {
+        RunFigures::Measured(Box::new(summary))
+    })
 }
 
 /// Reads `dir/LOG` (`downlink.log`, `uplink.log`) and writes summary.json (over `window`),

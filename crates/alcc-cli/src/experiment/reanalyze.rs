@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
-use super::analysis;
-use super::runner::{with_window, MIN_DOWNLOAD_PACKETS};
+use super::analysis::{self, RunFigures};
+use super::direction::Direction;
+use super::runner::with_window;
 use super::scheme::Scheme;
 use super::table::{self, Row, FAILED};
 
@@ -35,17 +36,17 @@ struct Recorded {
     runs: Vec<Row>,
 }
 
-/// The measured link's log name of the recorded spec (`direction`, `down` by default).
-fn log_name(spec: &serde_json::Value) -> Result<&'static str> {
-    match spec.get("direction").and_then(|d| d.as_str()).unwrap_or("down") {
-        "down" => Ok("downlink.log"),
-        "up" => Ok("uplink.log"),
-        other => bail!("results.json: spec.direction is {other:?}, expected \"down\" or \"up\""),
+/// The measured direction of the recorded spec (`down` when it is left out).
+fn recorded_direction(spec: &serde_json::Value) -> Result<Direction> {
+    match spec.get("direction") {
+        None => Ok(Direction::Down),
+        Some(d) => serde_json::from_value(d.clone())
+            .with_context(|| format!("spec.direction is {d}, expected \"down\" or \"up\"")),
     }
 }
 
 /// Recomputes one completed row from its run directory `dir`.
-fn reanalyze_row(row: Row, dir: &Path, log: &str, duration_s: f64) -> Result<Row> {
+fn reanalyze_row(row: Row, dir: &Path, direction: Direction, duration_s: f64) -> Result<Row> {
     // Results of older harnesses name our UDP schemes native-X.
     let name = match row.scheme.strip_prefix("native-") {
         Some(rest) => format!("udp-{rest}"),
@@ -53,19 +54,16 @@ fn reanalyze_row(row: Row, dir: &Path, log: &str, duration_s: f64) -> Result<Row
     };
     let scheme =
         Scheme::parse(&name).with_context(|| format!("{}: scheme {:?}", dir.display(), row.scheme))?;
-    let window = analysis::run_window(duration_s, scheme.kind().sender_delay_s())?;
-    let s = analysis::analyze_run(dir, log, window).with_context(|| format!("{}", dir.display()))?;
-    if s.packets_departed < MIN_DOWNLOAD_PACKETS {
-        return Ok(Row {
+    let figures = analysis::figures_of_run(dir, direction, duration_s, scheme.kind().sender_delay_s())
+        .with_context(|| format!("{}", dir.display()))?;
+    Ok(match figures {
+        RunFigures::Measured(s) => with_window(row, &s),
+        RunFigures::TooFewPackets(n) => Row {
             status: FAILED.to_string(),
-            error: format!(
-                "only {} packets crossed the link in the run's window (reanalysed)",
-                s.packets_departed
-            ),
+            error: format!("only {n} packets crossed the link in the run's window (reanalysed)"),
             ..row
-        });
-    }
-    Ok(with_window(row, &s))
+        },
+    })
 }
 
 /// Runs `alcc experiment reanalyze`; returns how many rows were recomputed.
@@ -78,7 +76,7 @@ pub fn run(args: ReanalyzeArgs) -> Result<usize> {
     let Some(duration_s) = recorded.spec.get("duration_s").and_then(|d| d.as_f64()) else {
         bail!("{}: spec.duration_s is missing or not a number", path.display());
     };
-    let log = log_name(&recorded.spec).with_context(|| path.display().to_string())?;
+    let direction = recorded_direction(&recorded.spec).with_context(|| path.display().to_string())?;
     let mut rows = Vec::with_capacity(recorded.runs.len());
     let mut done = 0;
     for row in recorded.runs {
@@ -87,7 +85,7 @@ pub fn run(args: ReanalyzeArgs) -> Result<usize> {
             continue;
         }
         let dir = out.join(&row.dir);
-        let row = reanalyze_row(row, &dir, log, duration_s)?;
+        let row = reanalyze_row(row, &dir, direction, duration_s)?;
         let text = serde_json::to_string_pretty(&row)? + "\n";
         table::write_atomic(&dir.join("result.json"), text.as_bytes())?;
         rows.push(row);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use alcc_trace::WindowSummary;
 use anyhow::{Context, Result};
 
-use super::analysis;
+use super::analysis::{self, RunFigures};
 use super::direction::Direction;
 use super::flows;
 use super::per_flow;
@@ -35,11 +35,6 @@ pub const CLIENT_START_DELAY_S: f64 = 0.5;
 /// The server stops a download this long after the client's deadline if it has not noticed
 /// that the client left.
 const SERVER_GRACE_S: f64 = 2.0;
-
-/// A run whose measured link carried fewer packets than this moved nothing (at most a
-/// handshake: the authors' Copa once sent nothing after its handshake for a whole run) and
-/// fails, so that a resumed sweep runs it again.
-pub const MIN_DOWNLOAD_PACKETS: u64 = 10;
 
 /// A run is failed (and its emulator stopped) this long after the expected duration.
 const TIMEOUT_MARGIN_S: f64 = 60.0;
@@ -368,24 +363,21 @@ pub fn run(alcc: &Path, spec: &Spec, plan: &RunPlan, out: &Path) -> Result<Outco
 }
 
 /// The row of a run that ran to its end, from its link log over the run's window
-/// ([`analysis::run_window`]); failed when the log cannot be read or nothing crossed the link.
+/// ([`analysis::figures_of_run`]); failed when the log cannot be read or nothing crossed the link.
 pub fn analyzed_row(plan: &RunPlan, direction: Direction, dir: &Path, duration_s: f64, stderr: &Path) -> Row {
     let delay = plan.scheme.kind().sender_delay_s();
-    let analyzed = analysis::run_window(duration_s, delay)
-        .and_then(|w| analysis::analyze_run(dir, &direction.log_name(), w));
-    match analyzed {
+    match analysis::figures_of_run(dir, direction, duration_s, delay) {
         Err(e) => plan.empty_row(direction, FAILED, format!("analysing {}: {e:#}", direction.log_name())),
-        Ok(s) if s.packets_departed < MIN_DOWNLOAD_PACKETS => plan.empty_row(
+        Ok(RunFigures::TooFewPackets(n)) => plan.empty_row(
             direction,
             FAILED,
             format!(
-                "only {} packets crossed the {} in the run's window (a handshake at most, no transfer): {}",
-                s.packets_departed,
+                "only {n} packets crossed the {} in the run's window (a handshake at most, no transfer): {}",
                 direction.link(),
                 output_tail(stderr)
             ),
         ),
-        Ok(s) => with_window(plan.empty_row(direction, OK, String::new()), &s),
+        Ok(RunFigures::Measured(s)) => with_window(plan.empty_row(direction, OK, String::new()), &s),
     }
 }
 
