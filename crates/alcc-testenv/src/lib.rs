@@ -28,6 +28,8 @@
 
 mod sys;
 
+pub use sys::{detach_filter, drop_incoming_fins};
+
 use std::ffi::OsStr;
 use std::fs::OpenOptions;
 use std::io::Write;

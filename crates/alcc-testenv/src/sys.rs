@@ -1,4 +1,5 @@
-//! The crate's only unsafe code: the effective user id and the descriptor limit.
+//! The crate's only unsafe code: the effective user id, the descriptor limit, and a socket
+//! filter that loses a TCP peer's FIN (for tests of how a connection ends).
 
 /// Whether the process runs as root (effective user id 0).
 pub fn is_root() -> bool {
@@ -12,4 +13,64 @@ pub fn open_files_limit() -> Option<u64> {
     // SAFETY: `limit` is a valid, writable rlimit that getrlimit fills.
     let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
     (rc == 0).then_some(limit.rlim_cur)
+}
+
+/// The classic BPF socket filter of [`drop_incoming_fins`]: TCP runs a socket's filter on
+/// each arriving segment with the data starting at the TCP header (tcp_filter), so byte 13
+/// is the flags byte; a segment with FIN set is dropped (return 0), any other kept whole.
+const DROP_FIN: [libc::sock_filter; 4] = [
+    // A = the byte at offset 13.
+    bpf(libc::BPF_LD | libc::BPF_B | libc::BPF_ABS, 0, 0, 13),
+    // If A & FIN (0x01): the next instruction (drop), else skip it (keep).
+    bpf(libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K, 0, 1, 0x01),
+    bpf(libc::BPF_RET | libc::BPF_K, 0, 0, 0),
+    bpf(libc::BPF_RET | libc::BPF_K, 0, 0, u32::MAX),
+];
+
+/// One classic BPF instruction (the opcodes are 16-bit; libc gives them as u32).
+const fn bpf(code: u32, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+    libc::sock_filter { code: code as u16, jt, jf, k }
+}
+
+/// Makes the connected TCP socket `fd` drop every segment that carries a FIN, until
+/// [`detach_filter`]: the peer's FIN is lost, however often it is retransmitted, as on a
+/// lossy path (SO_ATTACH_FILTER; needs no privilege).
+pub fn drop_incoming_fins(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    let prog = libc::sock_fprog { len: DROP_FIN.len() as u16, filter: DROP_FIN.as_ptr().cast_mut() };
+    // SAFETY: `prog` and the filter it points to live across the call (the kernel copies the
+    // program) and the option's length is that of `prog`.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ATTACH_FILTER,
+            (&prog as *const libc::sock_fprog).cast(),
+            std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Removes the socket filter of [`drop_incoming_fins`] from `fd` (SO_DETACH_FILTER).
+pub fn detach_filter(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    let unused: libc::c_int = 0;
+    // SAFETY: the kernel reads no more than the int passed, which lives across the call.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_DETACH_FILTER,
+            (&unused as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }

@@ -157,13 +157,24 @@ pub struct TcpInfo {
     pub total_rto_time: u32,
 }
 
-/// `TCP_CLOSE` of `tcpi_state` (include/net/tcp_states.h).
+/// `TCP_FIN_WAIT2` of `tcpi_state` (include/net/tcp_states.h).
+const TCP_FIN_WAIT2: u8 = 5;
+/// `TCP_TIME_WAIT` of `tcpi_state`.
+const TCP_TIME_WAIT: u8 = 6;
+/// `TCP_CLOSE` of `tcpi_state`.
 const TCP_CLOSE: u8 = 7;
 
 impl TcpInfo {
     /// Whether the connection is closed (reset, timed out, or both FINs done).
     pub fn is_closed(&self) -> bool {
         self.state == TCP_CLOSE
+    }
+
+    /// Whether our FIN has been acknowledged by the peer (RFC 9293 3.3.2: FIN-WAIT-2 and
+    /// TIME-WAIT come only after it, CLOSED after it or after a reset or timeout, which the
+    /// socket's error reports). In FIN-WAIT-1, CLOSING and LAST-ACK it is not yet.
+    pub fn fin_acknowledged(&self) -> bool {
+        matches!(self.state, TCP_FIN_WAIT2 | TCP_TIME_WAIT | TCP_CLOSE)
     }
 }
 

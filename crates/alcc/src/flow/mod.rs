@@ -235,7 +235,7 @@ impl Flow {
                 if flushed && !self.shut {
                     self.shut = self.transport.finish(fd, &self.chunks, now)?;
                 }
-                self.shut && self.chunks.bytes_in_flight() == 0
+                self.shut && self.chunks.bytes_in_flight() == 0 && self.transport.end_delivered(fd)?
             }
             // Everything is in the kernel: it sends the rest; the FIN is the socket's last
             // close's business (close(2) semantics).

@@ -72,7 +72,8 @@ pub(crate) struct SharedState {
     pub queue: SendQueue,
     /// Whether and how the application ended its side.
     pub ending: Ending,
-    /// Everything was handed to the kernel, the FIN sent and all acknowledged.
+    /// Everything was handed to the kernel, the FIN sent and all acknowledged (framed mode:
+    /// the FIN too, [`Transport::end_delivered`](crate::transport::Transport::end_delivered)).
     pub finished: bool,
     /// Closed, and nothing is left that needs this process: the kernel holds every byte and
     /// the FIN (kernel mode), or the flow finished (framed, UDP). The exit hook waits for it.

@@ -184,6 +184,24 @@ impl Transport {
         }
     }
 
+    /// Whether, after [`finish`](Self::finish) and the last acknowledgement, the end of the
+    /// stream has reached the peer, so that the flow may let go of the socket. Framed mode:
+    /// the peer's kernel has acknowledged our FIN. Its receiver takes only the FIN as the
+    /// end of the stream, and keeps sending report frames (Sprout's forecasts) until it reads
+    /// it; a report that reaches a closed socket makes our kernel answer with a reset
+    /// (RFC 1122 4.2.2.13), which a receiver whose FIN was lost on the way reads as a reset
+    /// instead of the end (bench/soak.sh found it). Until then the flow stays and reads those
+    /// reports; the close's user timeout ([`on_close`](Self::on_close)) bounds the wait for
+    /// a peer that never acknowledges. Once the peer's kernel holds the FIN, a later reset
+    /// no longer hides the end from its reader. Kernel mode: nothing to wait for (the kernel
+    /// delivers the rest; its peer sends no frames); UDP mode: its own `Close` exchange.
+    pub fn end_delivered(&self, fd: RawFd) -> io::Result<bool> {
+        match self {
+            Transport::Framed(_) => sys::tcp_info(fd).map(|i| i.fin_acknowledged()),
+            Transport::Kernel(_) | Transport::Udp(_) => Ok(true),
+        }
+    }
+
     /// The application closed the flow: from now on a TCP peer that acknowledges nothing
     /// (or holds its window shut) for [`Options::close_user_timeout`] fails the flow.
     pub fn on_close(&self, fd: RawFd, options: &Options) -> io::Result<()> {
