@@ -46,11 +46,17 @@
 //!   instant's ACKs began was within a packet of the W then in force: judged by the packet's
 //!   own (older, smaller) W alone, kernel mode's slow start counted as window-limited while
 //!   the kernel held the flight far below the current W, and banked tens of thousands of
-//!   packets. Where the flight was held below W there, allowance beyond the cap is also cut.
-//!   With `variant=bounded` also
-//!   `curve_inv` of a
-//!   window that was never seen on the raw profile reads the nearest seen window (the
-//!   reference reads the unset entry, -1 ms, which after slow start drains the queue empty).
+//!   packets. Where the flight was held below W there, allowance beyond the cap is also cut,
+//!   and what the transport held stays within the *current* W + 1 when W falls (slow start's
+//!   exit, a loss, an epoch), also once the flight is above the new W: the reference's sender
+//!   hands every allowed packet to the network at once and has nothing left when its W falls.
+//!   Kept, it left at the new, small W over the queue the old W built (kernel mode over CUBIC
+//!   on highwayGold: about 1.5 MB sent at W = 1 after slow start's exit, whose 500-800 ms RTTs
+//!   the profile recorded at window 1, so that W stayed 1 for a second or more at a time until
+//!   `Dest` climbed past them, the link idle meanwhile).
+//!   With `variant=bounded` also `curve_inv` of a window that was never seen on the raw
+//!   profile reads the nearest seen window (the reference reads the unset entry, -1 ms, which
+//!   after slow start drains the queue empty).
 //! - The window is *validated* (RFC 7661's idea, [`usage`]): the reference is its own transport
 //!   and W always binds; over kernel TCP the kernel's cwnd may hold the flight below W. So a
 //!   packet's window in the memo (the profile key, `w_lost`, the slow-start exit window) is
@@ -148,6 +154,10 @@ pub struct Verus {
     last_send: u64,
     /// Bytes the transport may still send.
     allowance: u64,
+    /// The part of `allowance` the transport left unsent when an instant's ACKs began while it
+    /// held the flight below W, less what it has sent since: allowance granted under a W that
+    /// may have fallen since, kept within the current W + 1 packets ([`Verus::cut_held_allowance`]).
+    held_allowance: u64,
     /// Bytes in flight as the transport last reported them.
     bytes_in_flight: u64,
     largest_packet: u64,
@@ -196,6 +206,7 @@ impl Verus {
             last_rtt_ms: 0.0,
             last_send: 0,
             allowance: mss,
+            held_allowance: 0,
             bytes_in_flight: 0,
             largest_packet: mss,
             usage: WindowUsage::new(),
@@ -307,6 +318,19 @@ impl Verus {
         self.flight_before_acks + WINDOW_USE_SLACK < self.w_before_acks
     }
 
+    /// Cuts the allowance the transport held ([`Verus::held_allowance`]) to the cap of the
+    /// current W: after W falls (slow start's exit, a loss, an epoch) nothing granted under the
+    /// old, larger W is left to send beyond W + 1 packets. The reference's sender hands every
+    /// allowed packet to the network at once, so when its W falls it has nothing left over;
+    /// over a transport that held the flight (kernel mode's cwnd, the socket's buffer) the
+    /// leftover would leave at the new W, on top of the queue the old W built, and record that
+    /// queue's delay at the new, small window in the profile.
+    fn cut_held_allowance(&mut self) {
+        let excess = self.held_allowance.saturating_sub(self.allowance_cap());
+        self.allowance -= excess.min(self.allowance);
+        self.held_allowance -= excess;
+    }
+
     /// `curve_inv(w)`: the fitted curve's delay at `w`, or before the first fit the raw
     /// profile's as the [`Variant`] reads it (`Dmin` for an empty profile in the bounded one).
     fn curve_inv_or_dmin(&self, w: f64) -> f64 {
@@ -350,6 +374,7 @@ impl Verus {
             self.stats.loss_phases += 1;
             self.w = (MULTIPLICATIVE_DECREASE * w_lost as f64).min(self.w).max(1.0);
             self.dest = self.curve_inv_or_dmin(self.w);
+            self.cut_held_allowance();
         }
         if self.slow_start && self.w.floor() > SLOW_START_LOSS_EXIT_WINDOW {
             self.profile.limit_to(w_lost.max(100));
@@ -437,6 +462,7 @@ impl Verus {
         self.dest = out.dest;
         self.dmin = Some(out.dmin);
         self.w = out.w.min((MAX_WINDOW - 1) as f64);
+        self.cut_held_allowance();
         self.last_send = out.send;
         let window_limited = self.usage.used() + WINDOW_USE_SLACK >= self.w;
         self.grant(out.send as f64, window_limited);
@@ -453,6 +479,7 @@ impl Controller for Verus {
         self.bytes_in_flight = packet.bytes_in_flight;
         self.largest_packet = self.largest_packet.max(packet.bytes);
         self.allowance = self.allowance.saturating_sub(packet.bytes);
+        self.held_allowance = self.held_allowance.min(self.allowance);
         let flight = packet.bytes_in_flight as f64 / self.mss as f64;
         self.usage.sent(flight);
         let memo = SendMemo::new(self.session, self.w, flight).encode();
@@ -471,6 +498,7 @@ impl Controller for Verus {
             self.flight_before_acks = self.bytes_in_flight as f64 / self.mss as f64;
             if self.flight_held_below_w() {
                 self.allowance = self.allowance.min(self.allowance_cap());
+                self.held_allowance = self.allowance;
             }
         }
         self.bytes_in_flight = ack.bytes_in_flight;
@@ -523,6 +551,7 @@ impl Controller for Verus {
             let wcrt = self.packets_in_flight();
             self.grant(self.w - wcrt, binds);
         }
+        self.cut_held_allowance();
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {

@@ -564,3 +564,79 @@ fn allowance_banked_in_a_burst_is_cut_once_the_transport_holds_the_flight() {
     h.ack(t + Duration::from_millis(1), seq);
     assert!(h.v.allowance_bytes() <= (h.v.target_window().ceil() as u64 + 1) * MSS);
 }
+
+/// Kernel mode leaving slow start: the kernel's cwnd held the flight below W, so up to W + 1
+/// packets of allowance were left unsent. Slow start ends on a high RTT and W falls; under
+/// both variants nothing granted under the old W is left beyond the new W + 1 packets (the
+/// reference's sender never holds allowance: when its W falls it has nothing left to send).
+/// Kept, it would leave at the new small W once the kernel let it out, over slow start's
+/// queue, and put that queue's delay into the profile at the small window.
+#[test]
+fn allowance_the_transport_held_is_cut_to_the_new_w_when_w_falls() {
+    for variant in [Variant::Reference, Variant::Bounded] {
+        let mut h = Harness::new(6.0);
+        h.v.variant = variant;
+        h.queue_ms_per_packet = 1.0;
+        let now = slow_start_rounds(&mut h, 30.0);
+        // The kernel holds the flight where it is; the ACKs of a round come back 1 ms apart
+        // and each lets one packet out.
+        let held = h.in_flight.len() as u64;
+        h.flight_cap = held;
+        let mut t = now;
+        let batch: Vec<u64> = h.in_flight.keys().copied().collect();
+        for seq in batch {
+            t += Duration::from_millis(1);
+            h.ack(t, seq);
+            h.send(t);
+        }
+        let w_before = h.v.target_window();
+        assert!(h.v.in_slow_start());
+        assert!(h.v.allowance_bytes() > 4 * MSS, "{variant:?}: allowance held: {}", h.v.allowance_bytes());
+        // A packet of the held flight comes back after 501 ms: slow start ends, W falls.
+        let seq = *h.in_flight.keys().next().unwrap();
+        t += Duration::from_millis(501);
+        h.ack(t, seq);
+        assert!(!h.v.in_slow_start());
+        let w = h.v.target_window();
+        assert!(w < w_before, "{variant:?}: W {w_before} -> {w}");
+        assert!(
+            h.v.allowance_bytes() <= (w.ceil() as u64 + 1) * MSS,
+            "{variant:?}: {} bytes still allowed at W = {w} (was {w_before})",
+            h.v.allowance_bytes()
+        );
+        // The kernel lets the flight out: only what the new W allows leaves.
+        h.flight_cap = u64::MAX;
+        let sent = h.send(t);
+        assert!(sent.len() as f64 <= w.ceil() + 1.0, "{variant:?}: {} packets sent at W = {w}", sent.len());
+    }
+}
+
+/// The allowance held by the transport stays bounded by W + 1 packets when W falls below the
+/// flight in steps (an epoch's W after a burst): an instant whose flight is above the fallen
+/// W does not make what was held earlier free to leave.
+#[test]
+fn allowance_held_earlier_is_cut_when_w_falls_below_the_flight() {
+    let mut h = Harness::new(6.0);
+    let now = slow_start_rounds(&mut h, 16.0);
+    // Hold the flight and make W large: the held allowance is W + 1 packets.
+    h.flight_cap = h.in_flight.len() as u64;
+    h.v.w = 100.0;
+    let seq = *h.in_flight.keys().next().unwrap();
+    let t = now + Duration::from_millis(40);
+    h.ack(t, seq);
+    h.send(t);
+    let held = h.v.allowance_bytes();
+    assert!(held > 50 * MSS, "{held}");
+    // W falls to 60 (still above the flight): the held allowance follows it.
+    h.v.w = 60.0;
+    h.v.end_slow_start(t);
+    let seq = *h.in_flight.keys().next().unwrap();
+    h.ack(t + Duration::from_millis(1), seq);
+    assert!(h.v.allowance_bytes() <= 61 * MSS, "{}", h.v.allowance_bytes());
+    // W falls below the flight: this instant is not one where the flight was held below W,
+    // yet what was held before is cut to the new cap.
+    h.v.w = 2.0;
+    let seq = *h.in_flight.keys().next().unwrap();
+    h.ack(t + Duration::from_millis(2), seq);
+    assert!(h.v.allowance_bytes() <= 3 * MSS, "{}", h.v.allowance_bytes());
+}

@@ -15,9 +15,9 @@
 //!    allowance at `W + 1` packets (1, 2, 5, 10, 20). Both variants cap it where the transport
 //!    holds the flight below W (kernel mode's cwnd, an application-limited flow: see `usage`
 //!    and the module docs of `verus`: the flight when an instant's ACKs begin is compared with
-//!    the W then in force), so that such a flow does not bank allowance and burst later; the
-//!    reference's sender is always backlogged and its W always binds, so it never meets that
-//!    case.
+//!    the W then in force), so that such a flow does not bank allowance and burst later, and
+//!    cut what the transport held to the new W + 1 when W falls; the reference's sender is
+//!    always backlogged and its W always binds, so it never meets that case.
 //! 2. **A window never sent at has no delay.** Before the first fit, the target delay for a
 //!    window (`curve_inv`) is read off the raw profile `wList[w]`; for a window no packet was
 //!    sent at, the reference reads the entry's unset value, -1 ms ([`UNSET_DELAY_MS`]). Leaving
