@@ -10,6 +10,9 @@
 //! competitive mode checks now and then that a competitor is still there by draining Copa's own
 //! queue ([`drain`]), and heavy loss shrinks the window ([`loss`]).
 //!
+//! The window lets `ceil(cwnd)` packets be in flight, as the reference sender's gate does
+//! ([`gate`]); `gate=cwnd` lets `cwnd` packets of bytes, `floor(cwnd)` whole segments.
+//!
 //! Choices where the reference leaves room, all deliberate:
 //! - An ACK for a chunk of `n` packets counts as `n` ACKs (the window moves `n` steps, slow
 //!   start adds `n`): kernel mode acknowledges MSS multiples.
@@ -28,6 +31,7 @@
 //!   the loss).
 
 pub mod drain;
+pub mod gate;
 pub mod loss;
 pub mod mode;
 pub mod rtt;
@@ -43,6 +47,7 @@ use crate::spec::{Params, SpecError};
 use crate::time::Time;
 
 use self::drain::{pipe_window, DrainCheck};
+use self::gate::FlightGate;
 use self::loss::LossRule;
 use self::mode::{DeltaControl, Mode, ModePolicy};
 use self::rtt::RttHistory;
@@ -73,11 +78,13 @@ pub struct CopaParams {
     pub delta: f64,
     /// Whether the competitive mode may be used.
     pub policy: ModePolicy,
+    /// How many packets the window lets be in flight.
+    pub gate: FlightGate,
 }
 
 impl Default for CopaParams {
     fn default() -> CopaParams {
-        CopaParams { delta: DEFAULT_DELTA, policy: ModePolicy::Auto }
+        CopaParams { delta: DEFAULT_DELTA, policy: ModePolicy::Auto, gate: FlightGate::Reference }
     }
 }
 
@@ -138,7 +145,8 @@ impl Copa {
         }
     }
 
-    /// Builds from `delta=D` (default 0.5) and `mode=auto|default|nocheck` (default `auto`).
+    /// Builds from `delta=D` (default 0.5), `mode=auto|default|nocheck` (default `auto`) and
+    /// `gate=reference|cwnd` (default `reference`, [`gate`]).
     pub fn from_params(params: &mut Params, config: &Config) -> Result<Copa, SpecError> {
         let delta = params.take_f64("delta", DEFAULT_DELTA, 0.001, 10.0)?;
         let policy = match params.take_choice("mode", "auto", &["auto", "default", "nocheck"])? {
@@ -146,7 +154,11 @@ impl Copa {
             "nocheck" => ModePolicy::NoCheck,
             _ => ModePolicy::Auto,
         };
-        Ok(Copa::new(CopaParams { delta, policy }, config))
+        let gate = match params.take_choice("gate", "reference", &["reference", "cwnd"])? {
+            "cwnd" => FlightGate::Cwnd,
+            _ => FlightGate::Reference,
+        };
+        Ok(Copa::new(CopaParams { delta, policy, gate }, config))
     }
 
     /// The window in packets.
@@ -365,9 +377,13 @@ impl Controller for Copa {
 }
 
 impl Copa {
+    /// The bytes that may be in flight: the gate's flight for the window ([`gate`]); while a
+    /// drain check holds the window at the pipe, the window itself, so that the queue can
+    /// empty (the reference has no drain check).
     fn window_bytes(&self) -> u64 {
+        let packets = if self.drain.holds() { self.cwnd } else { self.params.gate.flight(self.cwnd) };
         // `as` saturates; cwnd is finite and at least MIN_CWND.
-        (self.cwnd * self.mss as f64) as u64
+        (packets * self.mss as f64) as u64
     }
 
     /// Pacing rate in bytes per second: 2 x cwnd / RTTstanding (section 2.1).

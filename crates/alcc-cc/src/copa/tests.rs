@@ -2,6 +2,7 @@
 
 use proptest::prelude::*;
 
+use super::gate::FlightGate;
 use super::velocity::Direction;
 use super::*;
 use crate::testing::{drive, ops};
@@ -128,7 +129,7 @@ fn loss_rule_multiplies_by_point_seven_every_two_rtt() {
 
 #[test]
 fn velocity_doubles_each_rtt_in_one_direction_and_resets_on_a_turn() {
-    let mut f = flow_out_of_slow_start(CopaParams { delta: 0.5, policy: ModePolicy::Default });
+    let mut f = flow_out_of_slow_start(CopaParams { policy: ModePolicy::Default, ..CopaParams::default() });
     f.ack(80_000, 40); // loss rule: cwnd 7, rounds tick every 40 ms from t = 0
     let mut t = 80_000;
     let mut seen = Vec::new();
@@ -329,7 +330,7 @@ fn a_drain_is_reported_once_and_a_group_drain_starts_one_in_competitive_mode_onl
 
 #[test]
 fn the_default_policy_never_drains() {
-    let mut f = Flow::new(CopaParams { delta: 0.5, policy: ModePolicy::Default });
+    let mut f = Flow::new(CopaParams { policy: ModePolicy::Default, ..CopaParams::default() });
     f.ack(0, 20);
     for i in 1..5_000u64 {
         f.ack(i * 1000, 50 + i % 11);
@@ -341,7 +342,7 @@ fn the_default_policy_never_drains() {
 /// drain: on a queue that never empties it stays competitive (the authors' Copa on City).
 #[test]
 fn the_nocheck_policy_switches_but_never_drains() {
-    let mut f = Flow::new(CopaParams { delta: 0.5, policy: ModePolicy::NoCheck });
+    let mut f = Flow::new(CopaParams { policy: ModePolicy::NoCheck, ..CopaParams::default() });
     f.ack(0, 20);
     let mut competitive = false;
     for i in 1..5_000u64 {
@@ -373,20 +374,55 @@ fn parses_parameters() {
     let mut p = Params::parse("copa:delta=0.1,mode=default").unwrap();
     let c = Copa::from_params(&mut p, &Config::default()).unwrap();
     p.finish().unwrap();
-    assert_eq!(c.params, CopaParams { delta: 0.1, policy: ModePolicy::Default });
+    assert_eq!(c.params, CopaParams { delta: 0.1, policy: ModePolicy::Default, gate: FlightGate::Reference });
     let mut p = Params::parse("copa:mode=nocheck").unwrap();
     assert_eq!(Copa::from_params(&mut p, &Config::default()).unwrap().params.policy, ModePolicy::NoCheck);
     let mut p = Params::parse("copa:mode=fast").unwrap();
     assert!(Copa::from_params(&mut p, &Config::default()).is_err());
-    let c = Copa::new(CopaParams::default(), &Config { mss: 1448, seed: 0 });
-    assert_eq!(c.decision(), Decision { window: 14_480, pacing_rate: None });
+    let mut p = Params::parse("copa:gate=cwnd").unwrap();
+    assert_eq!(Copa::from_params(&mut p, &Config::default()).unwrap().params.gate, FlightGate::Cwnd);
+    let mut p = Params::parse("copa:gate=paper").unwrap();
+    assert!(Copa::from_params(&mut p, &Config::default()).is_err());
+    // The initial window of 10 packets: 10 in flight under either gate.
+    for gate in [FlightGate::Reference, FlightGate::Cwnd] {
+        let c = Copa::new(CopaParams { gate, ..CopaParams::default() }, &Config { mss: 1448, seed: 0 });
+        assert_eq!(c.decision(), Decision { window: 14_480, pacing_rate: None });
+    }
+}
+
+/// The reference sender (genericCC) lets a packet go while fewer than cwnd are in flight:
+/// `ceil(cwnd)` packets. A byte window of `cwnd` packets held ours to `floor(cwnd)` whole
+/// segments, one fewer at a fractional window: on highwayGold (5-15 packets) ours delivered
+/// 7-15 % less than the authors' Copa at the same delay (bench/reference-results.md, "Copa's
+/// flight gate").
+#[test]
+fn the_window_lets_as_many_packets_fly_as_the_reference_sender() {
+    let params = CopaParams { policy: ModePolicy::Default, ..CopaParams::default() };
+    let mut f = flow_out_of_slow_start(params);
+    let mut fractional = 0;
+    for i in 0..50 {
+        f.ack(100_000 + i * 1000, 50 + i % 7);
+        let cwnd = f.copa.cwnd();
+        let whole_segments = f.copa.decision().window / MSS;
+        assert_eq!(whole_segments as f64, cwnd.ceil(), "cwnd {cwnd}");
+        assert_eq!(f.copa.metrics().window, f.copa.decision().window);
+        fractional += usize::from(cwnd.fract() > 0.0);
+    }
+    assert!(fractional >= 40, "only {fractional} fractional windows: the gates look alike at whole ones");
+    // The byte window's gate: floor(cwnd) whole segments.
+    let mut f = flow_out_of_slow_start(CopaParams { gate: FlightGate::Cwnd, ..params });
+    for i in 0..10 {
+        f.ack(100_000 + i * 1000, 53);
+    }
+    assert!(f.copa.cwnd().fract() > 0.0);
+    assert_eq!((f.copa.decision().window / MSS) as f64, f.copa.cwnd().floor());
 }
 
 proptest! {
     #[test]
     fn random_events_keep_the_invariants(ops in ops(), delta in 0.01f64..2.0, auto in any::<bool>()) {
         let policy = if auto { ModePolicy::Auto } else { ModePolicy::Default };
-        let mut copa = Copa::new(CopaParams { delta, policy }, &Config { mss: 1448, seed: 0 });
+        let mut copa = Copa::new(CopaParams { delta, policy, ..CopaParams::default() }, &Config { mss: 1448, seed: 0 });
         drive(&mut copa, &ops, 2 * 1448)?;
         prop_assert!(copa.cwnd().is_finite() && copa.cwnd() >= MIN_CWND);
         prop_assert!(copa.velocity() >= 1.0);

@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.alcc.cc.copa.Copa;
+import org.alcc.cc.copa.FlightGate;
 import org.alcc.cc.mdi.Mdi;
 import org.alcc.cc.mdi.MdiModel;
 
@@ -41,7 +42,11 @@ public final class Controllers {
                 if (!mode.equals("auto") && !mode.equals("default")) {
                     throw bad(name, "mode", mode, "must be one of auto, default");
                 }
-                c = new Copa(mss, delta, mode.equals("auto"));
+                String gate = params.containsKey("gate") ? params.remove("gate") : "reference";
+                if (!gate.equals("reference") && !gate.equals("cwnd")) {
+                    throw bad(name, "gate", gate, "must be one of reference, cwnd");
+                }
+                c = new Copa(mss, delta, mode.equals("auto"), gate.equals("cwnd") ? FlightGate.CWND : FlightGate.REFERENCE);
                 break;
             }
             case "mdi": {

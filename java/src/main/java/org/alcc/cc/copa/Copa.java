@@ -15,7 +15,9 @@ import org.alcc.cc.SentPacket;
  * the same decisions on the same events (checked against the shared vectors in
  * {@code testdata/vectors}). The window moves towards {@code RTTstanding / (delta x dq)}
  * packets by {@code v / (delta x cwnd)} per ACKed packet, paced at {@code 2 x cwnd / RTTstanding};
- * competitive mode drains its own queue now and then to check for a competitor ({@link DrainCheck}).
+ * competitive mode drains its own queue now and then to check for a competitor ({@link DrainCheck});
+ * the window lets {@code ceil(cwnd)} packets be in flight, as the authors' sender does
+ * ({@link FlightGate}).
  */
 public final class Copa implements Controller {
     /** The initial window, packets. */
@@ -35,6 +37,7 @@ public final class Copa implements Controller {
     private final long mss;
     private final double defaultDelta;
     private final boolean autoMode;
+    private final FlightGate gate;
     private double cwnd = INITIAL_CWND;
     private boolean slowStart = true;
     private long ackedPackets;
@@ -50,12 +53,19 @@ public final class Copa implements Controller {
 
     /**
      * A fresh flow: packets of {@code mss} bytes, {@code delta} (0.001 to 10), and whether the
-     * competitive mode may be used ({@code mode=auto}) or not ({@code mode=default}).
+     * competitive mode may be used ({@code mode=auto}) or not ({@code mode=default}); the
+     * reference sender's flight gate.
      */
     public Copa(long mss, double delta, boolean autoMode) {
+        this(mss, delta, autoMode, FlightGate.REFERENCE);
+    }
+
+    /** As {@link #Copa(long, double, boolean)}, with the flight gate {@code gate}. */
+    public Copa(long mss, double delta, boolean autoMode, FlightGate gate) {
         this.mss = Math.max(mss, 1);
         this.defaultDelta = delta;
         this.autoMode = autoMode;
+        this.gate = gate;
         this.delta = new DeltaControl(autoMode, delta);
     }
 
@@ -217,8 +227,10 @@ public final class Copa implements Controller {
         return new Decision(windowBytes(), pacingRate());
     }
 
+    /** The bytes that may be in flight: the gate's; the window itself while a drain holds it. */
     private long windowBytes() {
-        return (long) (cwnd * (double) mss);
+        double packets = drain.holds() ? cwnd : gate.flight(cwnd);
+        return (long) (packets * (double) mss);
     }
 
     private long pacingRate() {
