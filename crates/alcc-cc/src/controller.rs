@@ -14,6 +14,28 @@ pub struct Config {
     pub seed: u64,
 }
 
+/// How many RTT samples a controller needs from the transport: the transport measures no
+/// more than this, since measuring costs the sender. In kernel mode a sample is a write of
+/// its own (MSG_EOR) that the kernel timestamps twice (SCHED and ACK), each stamp an skb
+/// queued on the socket's error queue, a wake-up of the driver and a message read back:
+/// bench/cpu-per-byte-results.md measured the stamps and their wake-ups at about a quarter of
+/// the sender's CPU on loopback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RttSamples {
+    /// One per packet (the transport's chunk), the default: delay-based algorithms are built
+    /// on them. Verus learns its delay profile from the RTT of every acknowledged packet and
+    /// moves its target by each epoch's largest RTT (Zaki et al., SIGCOMM 2015;
+    /// [`crate::verus`]), Copa takes its standing RTT as the smallest RTT of the last half
+    /// RTT (Arun and Balakrishnan, NSDI 2018, section 2.1), and loss-based windows (Reno,
+    /// CUBIC) grow per acknowledged packet (RFC 5681 section 3.1, RFC 9438 section 4).
+    PerPacket,
+    /// None: nothing the controller decides depends on an acknowledgement's timing (a
+    /// constant window and rate, [`crate::fixed`]). The transport still learns what was
+    /// acknowledged and still hands it to [`Controller::on_ack`], from whatever it reads
+    /// anyway (kernel mode: TCP_INFO), with an RTT measured by the engine's clock.
+    NotNeeded,
+}
+
 impl Default for Config {
     /// 1448-byte packets (a TCP MSS on a 1500-byte MTU with timestamps), seed 0.
     fn default() -> Config {
@@ -57,6 +79,13 @@ pub trait Controller: Send {
 
     /// The current window and pacing rate.
     fn decision(&self) -> Decision;
+
+    /// The RTT samples it needs ([`RttSamples`]); one per packet unless it says otherwise.
+    /// A transport may then measure fewer, so this must only say `NotNeeded` of a controller
+    /// whose decisions never depend on an [`AckSample`]'s `rtt` or on when it came.
+    fn rtt_samples(&self) -> RttSamples {
+        RttSamples::PerPacket
+    }
 
     /// What the sender puts in each packet's header for the receiver-side model.
     fn sender_hint(&self, _now: Time) -> SenderHint {

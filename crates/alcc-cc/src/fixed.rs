@@ -4,7 +4,7 @@
 //! run at whatever the kernel allows (the engine's overhead benchmark), `fixed:window=40` holds
 //! 40 packets in flight, `fixed:rate=12` paces at 12 Mbit/s.
 
-use crate::controller::{Config, Controller};
+use crate::controller::{Config, Controller, RttSamples};
 use crate::event::{AckSample, Decision, LossEvent, SentPacket};
 use crate::metrics::Metrics;
 use crate::spec::{Params, SpecError};
@@ -54,6 +54,11 @@ impl Controller for Fixed {
 
     fn decision(&self) -> Decision {
         Decision { window: self.window, pacing_rate: self.pacing_rate }
+    }
+
+    /// None: its window and rate are constants, and it reads nothing of its acknowledgements.
+    fn rtt_samples(&self) -> RttSamples {
+        RttSamples::NotNeeded
     }
 
     fn metrics(&self) -> Metrics {

@@ -47,7 +47,7 @@ pub mod windowed;
 #[cfg(test)]
 mod testing;
 
-pub use controller::{Config, Controller, ReceiverModel};
+pub use controller::{Config, Controller, ReceiverModel, RttSamples};
 pub use event::{AckSample, Arrival, Decision, Forecast, LossEvent, ReceiverReport, SenderHint, SentPacket};
 pub use metrics::Metrics;
 pub use registry::{build, build_receiver, by_name};

@@ -70,6 +70,25 @@ fn window_is_enforced_and_bytes_arrive_intact_v4() {
     assert_eq!(info.kernel_max_pacing_rate, u64::MAX, "unpaced controller, uncapped kernel");
 }
 
+/// `fixed` with no window needs no RTT samples (`RttSamples::NotNeeded`) and nothing bounds
+/// it: its chunks go without timestamps, TCP_INFO acknowledges every one of them, and the
+/// flow still sees everything acknowledged (it polls while bytes are in flight). With a
+/// window the same controller takes them: only acknowledgements reopen a window.
+#[test]
+fn an_unbounded_controller_that_needs_no_samples_takes_no_timestamps() {
+    let total = 32 << 20;
+    let ((got, got_sum), sum, info, _) = one_transfer("127.0.0.1:0", solo("fixed"), total);
+    assert_eq!((got, got_sum), (total, sum));
+    assert_eq!(info.bytes_acked, total);
+    assert_eq!(info.bytes_in_flight, 0, "the flow learned of the last acknowledgement: {info:?}");
+    assert_eq!(info.ack_stamps, 0, "an unbounded `fixed` took timestamps: {info:?}");
+    // A chunk marked lost (TCP_INFO's retransmissions) is settled as a loss instead.
+    assert_eq!(info.info_acks + info.losses, info.chunks_sent, "{info:?}");
+    let ((got, got_sum), sum, info, _) = one_transfer("127.0.0.1:0", solo("fixed:window=10000"), total);
+    assert_eq!((got, got_sum), (total, sum));
+    assert!(info.stamp_acks * 10 >= info.chunks_sent * 9, "a window, yet few stamps: {info:?}");
+}
+
 #[test]
 fn plain_kernel_tcp_over_ipv6() {
     let total = 16 << 20;
@@ -208,7 +227,8 @@ fn error_queue_overflow_falls_back_to_tcp_info() {
     // A receive buffer of a few KiB holds only a handful of timestamps: most are dropped,
     // and TCP_INFO must acknowledge the chunks instead.
     let total = 64 << 20;
-    let options = Options { errqueue_rcvbuf: 2048, max_chunk: 16 << 10, ..solo("fixed") };
+    // A window (far above loopback's BDP): an unbounded `fixed` takes no timestamps at all.
+    let options = Options { errqueue_rcvbuf: 2048, max_chunk: 16 << 10, ..solo("fixed:window=10000") };
     let ((got, got_sum), sum, info, _) = one_transfer("127.0.0.1:0", options, total);
     assert_eq!((got, got_sum), (total, sum));
     assert_eq!(info.bytes_acked, total);
@@ -225,7 +245,8 @@ fn error_queue_overflow_falls_back_to_tcp_info() {
 #[test]
 fn timestamp_ids_wrap_past_4_gib() {
     let total: u64 = (4 << 30) + (256 << 20);
-    let listener = AlccListener::bind("127.0.0.1:0", solo("fixed")).unwrap();
+    // A window (far above loopback's BDP): an unbounded `fixed` takes no timestamps at all.
+    let listener = AlccListener::bind("127.0.0.1:0", solo("fixed:window=10000")).unwrap();
     let addr = listener.local_addr().unwrap();
     let client = thread::spawn(move || {
         let mut s = TcpStream::connect(addr).unwrap();

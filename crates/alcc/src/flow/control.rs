@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use alcc_cc::fse::{Coupling, Share};
 use alcc_cc::pacer::Pacer;
-use alcc_cc::{registry, Controller, Decision, SenderHint, SentPacket, Time};
+use alcc_cc::{registry, Controller, Decision, RttSamples, SenderHint, SentPacket, Time};
 
 use crate::coupling::groups::{Answer, Groups, Membership};
 
@@ -230,10 +230,17 @@ impl Control {
         }
     }
 
-    /// Whether every chunk is its own record for the kernel (MSG_EOR), so that each gets
-    /// its own ACK timestamp; plain TCP lets the kernel merge writes.
-    pub fn writes_records(&self) -> bool {
-        self.is_controlled()
+    /// Whether the next chunk is its own record for the kernel (MSG_EOR) with its own SCHED
+    /// and ACK timestamps, under the gate `underlay` puts on the decision: a chunk is an RTT
+    /// sample and a wake-up at its acknowledgement. Plain TCP lets the kernel merge writes
+    /// and takes no timestamps. A controller takes them when it needs its RTT samples
+    /// ([`RttSamples::PerPacket`]), or when a window bounds it, which only acknowledgements
+    /// reopen (the flow must wake when they come); an unbounded controller that needs no
+    /// samples (`fixed`) sends without them, and TCP_INFO acknowledges its chunks.
+    pub fn writes_records(&self, underlay: &FlowUnderlay, mss: u64) -> bool {
+        let Control::Controlled { controller, coupling, .. } = self else { return false };
+        controller.rtt_samples() == RttSamples::PerPacket
+            || underlay.gate(coupling.decision(controller.as_ref()), mss).window != u64::MAX
     }
 
     /// Whether the flow must re-read TCP_INFO now and then while bytes are in flight:

@@ -326,7 +326,7 @@ impl Flow {
                 now,
                 hint: self.control.sender_hint(now),
                 payload,
-                record: self.control.writes_records(),
+                record: self.control.writes_records(&self.underlay, self.mss()),
             };
             let offered = chunk.len();
             match self.transport.send(fd, chunk)? {
@@ -396,12 +396,14 @@ impl Flow {
         let wake = earliest(earliest(wake_at, timer), self.transport.feedback_ref().next_deadline());
         // Waiting for the last acknowledgement after the FIN: look again now and then, in
         // case no stamp is coming (plain mode, or a stamp lost to a full error queue).
-        // Plain mode has no ACK stamps either: while bytes are in flight, re-read TCP_INFO
-        // now and then so that the info and the final flush stay current.
+        // Plain mode has no ACK stamps either, nor a flow whose chunks went without them
+        // (an unbounded controller that needs no RTT samples): while bytes are in flight,
+        // re-read TCP_INFO now and then so that the info and the final flush stay current.
         // A source that stopped at its read budget comes back at once, after the other due
         // flows: what it left in the socket raises no new edge-triggered event.
         let wake = if self.transport.feedback_ref().backlogged() { Some(now) } else { wake };
-        let poll = self.control.polls_for_acks() && self.chunks.bytes_in_flight() > 0;
+        let polls = self.control.polls_for_acks() || self.transport.polls_for_acks();
+        let poll = polls && self.chunks.bytes_in_flight() > 0;
         if self.shut || poll {
             earliest(wake, Some(now + fin_poll_interval(self.idle_polls.0)))
         } else {

@@ -16,6 +16,12 @@
 //! ([`sys::set_write_stamps`]), then the rest with it on, so that only the chunk's last byte
 //! is stamped, as a `sendmsg` chunk's is. A head the socket takes only in part (it filled)
 //! has no stamp: TCP_INFO, or the next chunk's stamp, acknowledges it.
+//!
+//! A chunk that is not a record (an unbounded controller that needs no RTT samples,
+//! [`Control::writes_records`](crate::flow::control::Control::writes_records)) goes whole,
+//! with the recording switched off: no stamp, no wake-up at its acknowledgement; TCP_INFO,
+//! read at every step, acknowledges it, and the flow polls it while bytes are in flight
+//! ([`KernelTransport::polls_for_acks`]).
 
 use std::io;
 use std::os::fd::RawFd;
@@ -55,8 +61,8 @@ impl FileSends {
         }
     }
 
-    /// Sends `chunk` into socket `fd` as one call; returns the bytes taken. Under a
-    /// controller, the socket's timestamp recording must be on.
+    /// Sends `chunk` into socket `fd` as one call; returns the bytes taken. For a record the
+    /// socket's timestamp recording must be on, for any other chunk of a controller off.
     fn send(self, fd: RawFd, scratch: &mut Vec<u8>, chunk: &OutChunk<'_>) -> io::Result<usize> {
         match (self, chunk.payload) {
             (_, Payload::Bytes(bytes)) => sys::send_parts(fd, bytes.parts(), chunk.record),
@@ -105,9 +111,21 @@ pub(crate) struct KernelTransport {
     files: FileSends,
     /// A file chunk read for [`FileSends::Read`].
     scratch: Vec<u8>,
-    /// Whether the socket's timestamp recording is off (the head of a long file chunk went
-    /// last); [`sys::enable_ack_timestamps`] leaves it on.
-    stamps_off: bool,
+    /// The socket's timestamp recording, as the last write left it.
+    recording: Recording,
+    /// Whether the last chunk written was not a record (it went without timestamps).
+    unstamped: bool,
+}
+
+/// Whether the socket records SCHED and ACK timestamps for the writes that follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Recording {
+    /// Timestamping was never enabled: the flow has run as plain TCP (`none`) only.
+    Unprepared,
+    /// On, as [`sys::enable_ack_timestamps`] leaves it.
+    On,
+    /// Off: the head of a long file chunk went last, or a chunk that is not a record.
+    Off,
 }
 
 impl KernelTransport {
@@ -117,7 +135,8 @@ impl KernelTransport {
             feedback: KernelFeedback::new(files.closed_socket()),
             files,
             scratch: Vec::new(),
-            stamps_off: false,
+            recording: Recording::Unprepared,
+            unstamped: false,
         }
     }
 
@@ -128,12 +147,21 @@ impl KernelTransport {
 
     /// The socket's timestamping was (re)enabled ([`sys::enable_ack_timestamps`]): recording on.
     pub fn on_stamps_enabled(&mut self) {
-        self.stamps_off = false;
+        self.recording = Recording::On;
+    }
+
+    /// Whether the flow must re-read TCP_INFO now and then while bytes are in flight: its
+    /// last chunk went without timestamps, so no stamp will wake it when it is acknowledged.
+    pub fn polls_for_acks(&self) -> bool {
+        self.unstamped
     }
 
     /// Writes `chunk` (the kernel may take part of it); `None` if the socket is full.
     pub fn send(&mut self, fd: RawFd, chunk: OutChunk<'_>) -> io::Result<Option<usize>> {
-        if chunk.record {
+        self.unstamped = !chunk.record && self.recording != Recording::Unprepared;
+        if self.unstamped {
+            self.stamps(fd, false)?;
+        } else if chunk.record {
             if let (FileSends::Sendfile, Payload::File(f)) = (self.files, chunk.payload) {
                 let mss = usize::try_from(self.feedback.last_info().snd_mss).unwrap_or(0);
                 let head = unstamped_head(f.len, mss);
@@ -163,9 +191,10 @@ impl KernelTransport {
 
     /// Switches the socket's timestamp recording on or off, if it is not already.
     fn stamps(&mut self, fd: RawFd, on: bool) -> io::Result<()> {
-        if self.stamps_off == on {
+        let want = if on { Recording::On } else { Recording::Off };
+        if self.recording != want {
             sys::set_write_stamps(fd, on)?;
-            self.stamps_off = !on;
+            self.recording = want;
         }
         Ok(())
     }

@@ -43,7 +43,9 @@ pub(crate) struct OutChunk<'a> {
     pub hint: SenderHint,
     /// Its bytes: written ones, or a part of a file handed over by reference.
     pub payload: Payload<'a>,
-    /// Whether it must be its own record for the kernel (MSG_EOR, one ACK timestamp each).
+    /// Whether it must be its own record for the kernel (MSG_EOR, one SCHED and one ACK
+    /// timestamp each); under a controller, kernel mode sends a chunk that is not one without
+    /// timestamps.
     pub record: bool,
 }
 
@@ -118,6 +120,17 @@ impl Transport {
     /// mode's feedback comes from the error queue.
     pub fn reads_socket(&self) -> bool {
         !matches!(self, Transport::Kernel(_))
+    }
+
+    /// Whether the flow must re-read its feedback now and then while bytes are in flight,
+    /// because no event on the socket will tell of their acknowledgement: kernel mode after a
+    /// chunk that went without timestamps ([`KernelTransport::polls_for_acks`]); framed and
+    /// UDP mode hear every acknowledgement on the socket.
+    pub fn polls_for_acks(&self) -> bool {
+        match self {
+            Transport::Kernel(t) => t.polls_for_acks(),
+            Transport::Framed(_) | Transport::Udp(_) => false,
+        }
     }
 
     /// Whether a chunk of `len` bytes of a file range should reach [`send`](Self::send) as a
