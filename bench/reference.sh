@@ -20,7 +20,7 @@
 # Environment: ALCC_BIN (an alcc binary to use instead of building one: a copy keeps a
 # long sweep independent of rebuilds), ALCC_REFS_DIR (the authors' programs; default
 # target/refs, built here when missing), ALCC_TRACE_DIR (default ../shared/traces).
-# Needs root (the emulator). The full sweep takes about 2 h 40 min.
+# Needs root (the emulator). The full sweep takes about 2 h 45 min.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -618,6 +618,10 @@ path = "/t/third.trace"
             Spec::parse("reference-alcc.toml", include_str!("../../../../experiments/reference-alcc.toml"))
                 .unwrap();
         assert!(reference_alcc.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
+        // Verus over CUBIC and over the BPF underlay (CUBIC's HyStart holds Verus's slow start).
+        assert!(["alcc-verus", "alcc-verus@alcc"]
+            .iter()
+            .all(|v| reference_alcc.schemes.iter().any(|s| s == v)));
         let coupled =
             Spec::parse("coupled.toml", include_str!("../../../../experiments/coupled.toml")).unwrap();
         assert!(coupled.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
