@@ -158,7 +158,8 @@ fn copa_over_cubic_cuts_p95_delay_to_a_quarter_and_keeps_its_window_under_cwnd()
 /// window the kernel lets out, and kernel CUBIC takes about 9 s to build that queue on
 /// CampusWalk; in a 15 s run those seconds weigh heavily on the p95. Measured with the
 /// reference's rules as the default (e2e3e53, 3 runs, 2026-11-26): p95 0.37-0.39 x CUBIC and
-/// throughput 0.83-0.84; with the earlier rules p95 0.32 x CUBIC and throughput 0.92 over 15 s
+/// throughput 0.83-0.84; with the held allowance also cut when W falls (4dff16e, 2 runs, the
+/// same day): p95 0.30 x CUBIC and throughput 0.94; with the earlier rules p95 0.32 x CUBIC and throughput 0.92 over 15 s
 /// (0.20 and 0.94 over 20 s, the criterion of
 /// 0.25 at 0.85 met); before the window validation and the engine's unpaced chunk sizing,
 /// 1.00 and 1.00 (Verus's window never bound, kernel CUBIC did). Half of CUBIC's p95 and 0.75
