@@ -357,10 +357,11 @@ impl AlccStream {
     }
 
     /// Waits until everything queued is in the kernel and acknowledged, the FIN sent (and,
-    /// in framed mode, acknowledged: crates/alcc/README.md "Close and exit") (`timeout`: give up waiting with `TimedOut`; the driver goes on flushing in the
-    /// background). Reports a reset or other failure as an error. Without a timeout the wait
-    /// still ends: a peer that acknowledges nothing for [`Options::close_user_timeout`] after
-    /// the close fails the flow (crates/alcc/README.md "Close and exit").
+    /// in framed mode, acknowledged: crates/alcc/README.md "Close and exit"). `timeout`: give
+    /// up waiting with `TimedOut`; the driver goes on flushing in the background. Reports a
+    /// reset or other failure as an error. Without a timeout the wait still ends: a peer that
+    /// acknowledges nothing for [`Options::close_user_timeout`] after the close fails the flow
+    /// (crates/alcc/README.md "Close and exit").
     pub fn close(self, timeout: Option<Duration>) -> io::Result<()> {
         self.close_ref(timeout)
     }
