@@ -37,35 +37,26 @@ const fn bpf(code: u32, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
 /// lossy path (SO_ATTACH_FILTER; needs no privilege).
 pub fn drop_incoming_fins(fd: std::os::fd::RawFd) -> std::io::Result<()> {
     let prog = libc::sock_fprog { len: DROP_FIN.len() as u16, filter: DROP_FIN.as_ptr().cast_mut() };
-    // SAFETY: `prog` and the filter it points to live across the call (the kernel copies the
-    // program) and the option's length is that of `prog`.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_ATTACH_FILTER,
-            (&prog as *const libc::sock_fprog).cast(),
-            std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    // The kernel copies the program, so the filter need only live across the call.
+    set_socket_option(fd, libc::SO_ATTACH_FILTER, &prog)
 }
 
 /// Removes the socket filter of [`drop_incoming_fins`] from `fd` (SO_DETACH_FILTER).
 pub fn detach_filter(fd: std::os::fd::RawFd) -> std::io::Result<()> {
-    let unused: libc::c_int = 0;
-    // SAFETY: the kernel reads no more than the int passed, which lives across the call.
+    set_socket_option(fd, libc::SO_DETACH_FILTER, &0 as &libc::c_int)
+}
+
+/// setsockopt(2) of the SOL_SOCKET option `name` on `fd` to `value`.
+fn set_socket_option<T>(fd: std::os::fd::RawFd, name: libc::c_int, value: &T) -> std::io::Result<()> {
+    // SAFETY: the kernel reads at most the length passed, that of `*value`, which lives
+    // across the call.
     let rc = unsafe {
         libc::setsockopt(
             fd,
             libc::SOL_SOCKET,
-            libc::SO_DETACH_FILTER,
-            (&unused as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            name,
+            (value as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
         )
     };
     if rc == 0 {
