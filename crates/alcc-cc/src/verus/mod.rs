@@ -163,12 +163,13 @@ pub struct Verus {
     largest_packet: u64,
     /// How much of W the transport let out lately.
     usage: WindowUsage,
-    /// When the ACKs handled last arrived, and W and the flight (packets) before the first of
-    /// them: several ACKs handled at one instant (before the transport could send) are judged
-    /// by whether the transport had let the flight reach the W in force before them.
+    /// When the ACKs handled last arrived.
     acks_at: Option<Time>,
-    w_before_acks: f64,
-    flight_before_acks: f64,
+    /// Whether, before the first of them, the transport held the flight more than
+    /// [`WINDOW_USE_SLACK`] packets below the W then in force (after it had its chance to send
+    /// what W allowed): several ACKs handled at one instant (before the transport could send)
+    /// are all judged by it.
+    flight_held_below_w: bool,
     profile: DelayProfile,
     outstanding: OutstandingPackets,
     stats: VerusStats,
@@ -211,8 +212,7 @@ impl Verus {
             largest_packet: mss,
             usage: WindowUsage::new(),
             acks_at: None,
-            w_before_acks: 1.0,
-            flight_before_acks: 0.0,
+            flight_held_below_w: false,
             profile: DelayProfile::new(),
             outstanding: OutstandingPackets::new(),
             stats: VerusStats::default(),
@@ -310,12 +310,6 @@ impl Verus {
     fn allowance_cap(&self) -> u64 {
         // `as` saturates: the product is finite and non-negative.
         ((self.w.max(1.0).ceil() + 1.0) * self.mss as f64).max(self.largest_packet as f64) as u64
-    }
-
-    /// Whether the transport held the flight more than [`WINDOW_USE_SLACK`] packets below W
-    /// when this instant's ACKs began (after it had its chance to send what W allowed).
-    fn flight_held_below_w(&self) -> bool {
-        self.flight_before_acks + WINDOW_USE_SLACK < self.w_before_acks
     }
 
     /// Cuts the allowance the transport held ([`Verus::held_allowance`]) to the cap of the
@@ -494,9 +488,9 @@ impl Controller for Verus {
             // allowed. If it held the flight more than a packet below W, whatever is still
             // allowed beyond W + 1 packets is banked, not about to leave: cut it.
             self.acks_at = Some(now);
-            self.w_before_acks = self.w;
-            self.flight_before_acks = self.bytes_in_flight as f64 / self.mss as f64;
-            if self.flight_held_below_w() {
+            let flight = self.bytes_in_flight as f64 / self.mss as f64;
+            self.flight_held_below_w = flight + WINDOW_USE_SLACK < self.w;
+            if self.flight_held_below_w {
                 self.allowance = self.allowance.min(self.allowance_cap());
                 self.held_allowance = self.allowance;
             }
@@ -547,7 +541,7 @@ impl Controller for Verus {
             // since let the flight reach the W in force before this instant's ACKs; a flight
             // held below that (kernel mode's cwnd, an application limit) would only bank the
             // allowance.
-            let binds = in_use.window_limited && !self.flight_held_below_w();
+            let binds = in_use.window_limited && !self.flight_held_below_w;
             let wcrt = self.packets_in_flight();
             self.grant(self.w - wcrt, binds);
         }
