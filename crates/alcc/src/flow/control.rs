@@ -37,8 +37,9 @@ pub(crate) enum Control {
 /// What the control allows now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Allowance {
-    /// A chunk of this many bytes may go.
-    Send(u64),
+    /// A chunk of `len` bytes may go; `record`: as its own record for the kernel, with its own
+    /// timestamps ([`writes_records`]).
+    Send { len: u64, record: bool },
     /// Nothing until the pacer allows, at this time.
     PacedUntil(Time),
     /// Nothing until feedback opens the window.
@@ -172,15 +173,16 @@ impl Control {
         underlay: &FlowUnderlay,
     ) -> Allowance {
         let Control::Controlled { controller, pacer, coupling } = self else {
-            return Allowance::Send(queued.min(sizing.max_chunk));
+            return Allowance::Send { len: queued.min(sizing.max_chunk), record: false };
         };
         let d = underlay.gate(coupling.decision(controller.as_ref()), sizing.mss);
+        let record = writes_records(controller.as_ref(), d);
         if in_flight < d.window && !pacer.ready(now) {
             return Allowance::PacedUntil(pacer.earliest());
         }
         let clock = SendClock { pacing_rate: d.pacing_rate, ..sizing.clock };
         match chunk_size(queued, d.window, in_flight, sizing.mss, clock, sizing.max_chunk) {
-            Some(len) => Allowance::Send(len),
+            Some(len) => Allowance::Send { len, record },
             None => Allowance::WindowFull,
         }
     }
@@ -230,19 +232,6 @@ impl Control {
         }
     }
 
-    /// Whether the next chunk is its own record for the kernel (MSG_EOR) with its own SCHED
-    /// and ACK timestamps, under the gate `underlay` puts on the decision: a chunk is an RTT
-    /// sample and a wake-up at its acknowledgement. Plain TCP lets the kernel merge writes
-    /// and takes no timestamps. A controller takes them when it needs its RTT samples
-    /// ([`RttSamples::PerPacket`]), or when a window bounds it, which only acknowledgements
-    /// reopen (the flow must wake when they come); an unbounded controller that needs no
-    /// samples (`fixed`) sends without them, and TCP_INFO acknowledges its chunks.
-    pub fn writes_records(&self, underlay: &FlowUnderlay, mss: u64) -> bool {
-        let Control::Controlled { controller, coupling, .. } = self else { return false };
-        controller.rtt_samples() == RttSamples::PerPacket
-            || underlay.gate(coupling.decision(controller.as_ref()), mss).window != u64::MAX
-    }
-
     /// Whether the flow must re-read TCP_INFO now and then while bytes are in flight:
     /// plain TCP has no ACK timestamps to wake it.
     pub fn polls_for_acks(&self) -> bool {
@@ -267,6 +256,17 @@ impl Control {
             }
         }
     }
+}
+
+/// Whether a chunk is its own record for the kernel (MSG_EOR) with its own SCHED and ACK
+/// timestamps, under `gated`, the decision with the underlay's gate on it: a chunk is an RTT
+/// sample and a wake-up at its acknowledgement. Plain TCP lets the kernel merge writes and
+/// takes no timestamps. A controller takes them when it needs its RTT samples
+/// ([`RttSamples::PerPacket`]), or when a window bounds it, which only acknowledgements reopen
+/// (the flow must wake when they come); an unbounded controller that needs no samples
+/// (`fixed`) sends without them, and TCP_INFO acknowledges its chunks.
+fn writes_records(controller: &dyn Controller, gated: Decision) -> bool {
+    controller.rtt_samples() == RttSamples::PerPacket || gated.window != u64::MAX
 }
 
 #[cfg(test)]

@@ -301,17 +301,21 @@ impl Flow {
             }
             let queued = st.queue.len();
             let in_flight = self.chunks.bytes_in_flight();
-            let len = match self.control.next_chunk(now, queued, in_flight, self.sizing(), &self.underlay) {
-                Allowance::Send(len) => len.min(self.transport.payload_limit().unwrap_or(u64::MAX)),
-                Allowance::PacedUntil(t) => return Ok(Some(t)),
-                Allowance::WindowFull => {
-                    // Window-limited, not pacer-limited: no catching up afterwards.
-                    self.control.on_idle();
-                    // Waiting for feedback: it normally arrives on the socket; look again
-                    // after STALL_POLL in case it was lost (a full error queue).
-                    return Ok(Some(now + STALL_POLL));
-                }
-            };
+            let allowance =
+                match self.control.next_chunk(now, queued, in_flight, self.sizing(), &self.underlay) {
+                    Allowance::Send { len, record } => {
+                        (len.min(self.transport.payload_limit().unwrap_or(u64::MAX)), record)
+                    }
+                    Allowance::PacedUntil(t) => return Ok(Some(t)),
+                    Allowance::WindowFull => {
+                        // Window-limited, not pacer-limited: no catching up afterwards.
+                        self.control.on_idle();
+                        // Waiting for feedback: it normally arrives on the socket; look again
+                        // after STALL_POLL in case it was lost (a full error queue).
+                        return Ok(Some(now + STALL_POLL));
+                    }
+                };
+            let (len, record) = allowance;
             let len = usize::try_from(len).unwrap_or(usize::MAX);
             let front = if self.transport.takes_file_slices(len) {
                 st.queue.front(len)
@@ -326,7 +330,7 @@ impl Flow {
                 now,
                 hint: self.control.sender_hint(now),
                 payload,
-                record: self.control.writes_records(&self.underlay, self.mss()),
+                record,
             };
             let offered = chunk.len();
             match self.transport.send(fd, chunk)? {

@@ -18,7 +18,7 @@
 //! has no stamp: TCP_INFO, or the next chunk's stamp, acknowledges it.
 //!
 //! A chunk that is not a record (an unbounded controller that needs no RTT samples,
-//! [`Control::writes_records`](crate::flow::control::Control::writes_records)) goes whole,
+//! [`Control::next_chunk`](crate::flow::control::Control::next_chunk)) goes whole,
 //! with the recording switched off: no stamp, no wake-up at its acknowledgement; TCP_INFO,
 //! read at every step, acknowledges it, and the flow polls it while bytes are in flight
 //! ([`KernelTransport::polls_for_acks`]).
