@@ -92,6 +92,62 @@ def test_hundred_mb_intact_with_a_python_controller(delivery):
     print(f"100 MiB under a Python controller ({delivery}) in {took:.1f} s")
 
 
+class Unbounded(alcc.Controller):
+    """No window and no pacing, and no use for RTT samples: the engine sends it no stamped
+    records, and still reports what was acknowledged (from TCP_INFO)."""
+
+    rtt_samples = "not-needed"
+
+    def __init__(self, **config):
+        super().__init__(**config)
+        self.acked = 0
+
+    def on_ack(self, now, ack):
+        self.acked += ack.bytes
+
+    def decision(self):
+        return alcc.Decision(window=2**64 - 1)
+
+
+@pytest.mark.parametrize("delivery", ["inline", "thread"])
+def test_a_python_controller_that_needs_no_rtt_samples_sends_intact_and_hears_its_acks(delivery):
+    errors: list = []
+    with alcc.Listener("127.0.0.1", 0, cc=Unbounded, delivery=delivery) as listener:
+        controllers: list = []
+        infos: list = []
+
+        def serve_and_keep() -> None:
+            try:
+                stream, _ = listener.accept()
+                controllers.append(stream.controller)
+                with stream:
+                    for i in range(64):
+                        stream.sendall(pattern(i))
+                    stream.flush()
+                    infos.append(stream.info())
+            except BaseException as e:  # reported by the test
+                errors.append(e)
+
+        sender = threading.Thread(target=serve_and_keep)
+        sender.start()
+        total, digest = receive(listener.port)
+        sender.join(60)
+    assert not errors, errors
+    assert (total, digest) == (64 * BLOCK, expected(64))
+    assert controllers[0].acked > 0
+    # Its chunks went out as plain writes: no ACK timestamps were asked for.
+    assert infos[0]["chunks_sent"] > 0
+    assert infos[0]["ack_stamps"] == 0
+
+
+def test_rtt_samples_must_be_one_the_contract_names():
+    class Misspelt(Unbounded):
+        rtt_samples = "none"
+
+    with pytest.raises(ValueError, match='rtt_samples must be "per-packet" or "not-needed", got "none"'):
+        alcc.sim(cc=Misspelt, rate_mbps=10, duration_s=1)
+
+
 @pytest.mark.parametrize("delivery", ["inline", "thread"])
 def test_a_python_controller_that_raises_fails_its_flow_only(delivery):
     class Broken(alcc.Controller):

@@ -16,7 +16,7 @@ use std::time::Duration;
 use alcc_cc::event::{AckSample, Decision, LossEvent, SentPacket};
 use alcc_cc::metrics::Metrics;
 use alcc_cc::time::Time;
-use alcc_cc::Controller;
+use alcc_cc::{Controller, RttSamples};
 use thiserror::Error;
 
 use crate::controller::PyController;
@@ -156,6 +156,10 @@ impl Controller for Batched {
             (Some(b), Some(t)) => Some(b.min(t)),
             (b, t) => b.or(t),
         }
+    }
+
+    fn rtt_samples(&self) -> RttSamples {
+        self.inner.rtt_samples()
     }
 
     fn decision(&self) -> Decision {

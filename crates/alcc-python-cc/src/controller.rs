@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use alcc_cc::event::{AckSample, Decision as RustDecision, LossEvent, SentPacket};
 use alcc_cc::metrics::Metrics;
 use alcc_cc::time::{duration_micros, Time};
-use alcc_cc::Controller;
+use alcc_cc::{Controller, RttSamples};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -196,13 +196,17 @@ pub struct PyController {
     on_error: OnError,
     decision: RustDecision,
     next_timer: Option<Time>,
+    rtt_samples: RttSamples,
     failure: Failure,
 }
 
 impl PyController {
-    /// Wraps `object`, reading its first decision (an error if that raises or is no Decision).
+    /// Wraps `object`, reading its `rtt_samples` and its first decision (an error if either
+    /// raises or is not what the contract allows).
     pub fn new(py: Python<'_>, object: Py<PyAny>, hooks: Hooks, on_error: OnError) -> PyResult<PyController> {
+        let bound = object.bind(py).clone();
         let mut controller = PyController {
+            rtt_samples: read_rtt_samples(&bound)?,
             object,
             hooks,
             on_error,
@@ -210,7 +214,6 @@ impl PyController {
             next_timer: None,
             failure: Failure::default(),
         };
-        let bound = controller.object.bind(py).clone();
         controller.refresh(&bound)?;
         Ok(controller)
     }
@@ -261,6 +264,23 @@ impl PyController {
                 T::default()
             }
         }
+    }
+}
+
+/// The controller's `rtt_samples` attribute (`alcc.Controller.rtt_samples`): `"per-packet"`
+/// ([`RttSamples::PerPacket`], the base class's) or `"not-needed"` ([`RttSamples::NotNeeded`]).
+/// It is read once, when the controller is built, since the transport asks per chunk.
+fn read_rtt_samples(object: &Bound<'_, PyAny>) -> PyResult<RttSamples> {
+    let value: String =
+        object.getattr(pyo3::intern!(object.py(), "rtt_samples"))?.extract().map_err(|_| {
+            PyTypeError::new_err("rtt_samples must be the string \"per-packet\" or \"not-needed\"")
+        })?;
+    match value.as_str() {
+        "per-packet" => Ok(RttSamples::PerPacket),
+        "not-needed" => Ok(RttSamples::NotNeeded),
+        other => Err(PyValueError::new_err(format!(
+            "rtt_samples must be \"per-packet\" or \"not-needed\", got {other:?}"
+        ))),
     }
 }
 
@@ -375,6 +395,10 @@ impl Controller for PyController {
 
     fn next_timer(&self) -> Option<Time> {
         self.next_timer
+    }
+
+    fn rtt_samples(&self) -> RttSamples {
+        self.rtt_samples
     }
 
     fn decision(&self) -> RustDecision {

@@ -16,7 +16,7 @@ use std::time::Duration;
 use alcc_cc::event::{AckSample, Decision, LossEvent, SentPacket};
 use alcc_cc::metrics::Metrics;
 use alcc_cc::time::Time;
-use alcc_cc::Controller;
+use alcc_cc::{Controller, RttSamples};
 use pyo3::prelude::*;
 
 use crate::controller::{Failure, Hooks, PyController};
@@ -56,6 +56,7 @@ impl Shared {
 pub struct Threaded {
     shared: Arc<Shared>,
     hooks: Hooks,
+    rtt_samples: RttSamples,
     failure: Failure,
     last_now: Mutex<Time>,
 }
@@ -74,9 +75,10 @@ impl Threaded {
             ready: Condvar::new(),
         });
         let failure = controller.failure();
+        let rtt_samples = controller.rtt_samples();
         let theirs = Arc::clone(&shared);
         std::thread::Builder::new().name("alcc-py-cc".into()).spawn(move || serve(&theirs, controller))?;
-        Ok(Threaded { shared, hooks, failure, last_now: Mutex::new(Time::ZERO) })
+        Ok(Threaded { shared, hooks, rtt_samples, failure, last_now: Mutex::new(Time::ZERO) })
     }
 
     /// Queues `event` at `now`; unwinds with the traceback if the controller has raised.
@@ -184,6 +186,10 @@ impl Controller for Threaded {
             (Some(p), Some(t)) => Some(p.min(t)),
             (p, t) => p.or(t),
         }
+    }
+
+    fn rtt_samples(&self) -> RttSamples {
+        self.rtt_samples
     }
 
     fn decision(&self) -> Decision {

@@ -4,7 +4,8 @@ The contract is the Rust trait ``alcc_cc::Controller``'s (crates/alcc-cc/src/con
 the transport calls, in non-decreasing ``now`` order (seconds, a float), ``on_sent`` for every
 packet it sends, ``on_ack`` for every acknowledged one, ``on_loss`` for every one it declares
 lost, ``on_timer`` once the time ``next_timer()`` asked for has passed, and after any of them
-reads ``decision()``. Only the hooks a subclass overrides are called.
+reads ``decision()``. Only the hooks a subclass overrides are called. ``rtt_samples`` says how
+many RTT samples the controller needs (``RttSamples`` in the trait).
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ class Controller:
     ``cls(mss=..., seed=...)``, so a subclass's ``__init__`` takes them as keywords and passes them
     on to ``super().__init__``.
     """
+
+    #: The RTT samples this controller needs, read once when a flow is built: ``"per-packet"``
+    #: (one per packet; every delay- or ACK-clocked algorithm) or ``"not-needed"`` (nothing it
+    #: decides depends on an ACK's timing, e.g. a constant rate with no window). In kernel mode
+    #: each sample is a timestamped write of its own, so a flow that needs none and has no
+    #: window sends without them and learns what was acknowledged from TCP_INFO.
+    rtt_samples: str = "per-packet"
 
     def __init__(self, *, mss: int = 1448, seed: int = 0):
         self.mss = mss
