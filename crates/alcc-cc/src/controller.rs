@@ -49,7 +49,8 @@ impl Default for Config {
 /// The transport calls, for one flow, in non-decreasing `now` order:
 /// [`on_sent`](Self::on_sent) for every packet it sends, [`on_ack`](Self::on_ack) for every
 /// acknowledged packet, [`on_loss`](Self::on_loss) for every packet it gives up on,
-/// [`on_report`](Self::on_report) for every receiver report, and [`on_timer`](Self::on_timer)
+/// [`on_late_ack`](Self::on_late_ack) for the first ACK of a packet it gave up on (transports
+/// that can tell: the simulator and UDP mode), [`on_report`](Self::on_report) for every receiver report, and [`on_timer`](Self::on_timer)
 /// once [`next_timer`](Self::next_timer) has passed. After any call it reads
 /// [`decision`](Self::decision).
 pub trait Controller: Send {
@@ -65,6 +66,30 @@ pub trait Controller: Send {
 
     /// A packet was declared lost by the transport.
     fn on_loss(&mut self, now: Time, loss: &LossEvent);
+
+    /// A packet the transport declared lost (the controller heard [`on_loss`](Self::on_loss)
+    /// for it) was acknowledged after all: a spurious loss (RFC 9002 section 6), typically a
+    /// timeout during an outage of the path that condemned packets which were only queued.
+    ///
+    /// The contract:
+    /// - It comes at most once per packet, after that packet's [`LossEvent`], and never
+    ///   together with an [`on_ack`](Self::on_ack) of the same packet.
+    /// - The [`AckSample`] is that of an ACK: the packet's `seq`, `bytes`, `sent_at` and
+    ///   `memo`, and `rtt` from its send to now (an RTT sample of a packet that waited through
+    ///   the outage). `bytes_in_flight` is the flight now, which this ACK does not change (the
+    ///   packet left the flight when it was declared lost); `delivered` counts its bytes.
+    /// - Only transports that number packets and keep the declared-lost ones' records tell it:
+    ///   the simulator and UDP mode ([`crate::sent_packets::SentPackets`]), for 3 RTOs after the
+    ///   packet was sent (RFC 9002 section 7.6's span). Kernel and framed modes never do (the
+    ///   kernel retransmits; framed mode has no losses of its own).
+    /// - The transport's own loss detection is unchanged by it (no RTO sample, no end of the
+    ///   back-off).
+    ///
+    /// The default does nothing, as before this event existed: a controller that counted the
+    /// loss keeps it counted, and its RTT estimates are not moved by the outage's samples.
+    /// Verus treats it as any ACK (its reference has no transport that declares losses and
+    /// re-arms its loss timer on every ACK).
+    fn on_late_ack(&mut self, _now: Time, _ack: &AckSample) {}
 
     /// A report arrived from the receiver-side model; ignored by algorithms without one.
     fn on_report(&mut self, _now: Time, _report: &ReceiverReport) {}

@@ -13,6 +13,29 @@
 //!   the timer"; at most 60 s, section 2.5), so that a long outage of the path (a cellular
 //!   trace's gap of 800 ms) costs one or two timeouts, not one every 200 ms, each condemning
 //!   a window of packets that are only waiting in the bottleneck queue.
+//!
+//! # Late acknowledgements
+//!
+//! A packet declared lost may still arrive: a timeout during an outage of the path condemns
+//! packets that are only waiting in the bottleneck queue, and their ACKs come seconds later.
+//! [`SentPackets::on_ack`] tells those apart ([`Acknowledged::DeclaredLost`]) so that the
+//! controller hears them ([`Controller::on_late_ack`](crate::Controller::on_late_ack)): the
+//! authors' Verus re-arms its loss timer on every ACK, late ones included. This is QUIC's
+//! spurious loss detection (RFC 9002 section 6, "a packet declared lost may later be
+//! acknowledged"), whose implementations keep the records of lost packets for a while
+//! (quic-go drops them 3 PTOs after they were sent).
+//!
+//! - A declared-lost packet's record is kept for [`LOST_MEMORY_RTOS`] times the current RTO
+//!   (with its back-off) after it was sent: RFC 9002 section 7.6's persistent-congestion span
+//!   (`kPersistentCongestionThreshold` = 3 PTOs), with our RTO as the PTO. During an outage the
+//!   RTO backs off, so the memory grows with the outage, as the ACKs' lateness does. The
+//!   records hold only declared-lost packets (sorted by sequence number), so memory is the
+//!   packets declared lost within that span.
+//! - A late ACK changes nothing in the loss detection itself: its RTT is not a sample of the
+//!   RTO's estimator (RFC 9002 section 5.1 and A.7: a packet removed as lost is not newly
+//!   acknowledged), the back-off stays, and the largest acknowledged packet does not move. Its
+//!   bytes count as delivered (the receiver has them); the flight does not change (they left
+//!   it when the packet was declared lost).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -26,6 +49,10 @@ const MIN_RTO: Duration = Duration::from_millis(200);
 const INITIAL_RTO: Duration = Duration::from_secs(1);
 /// RFC 6298 section 2.5: a maximum may be placed on the RTO, provided it is at least 60 s.
 const MAX_RTO: Duration = Duration::from_secs(60);
+/// How long, in RTOs (with the back-off) after it was sent, a declared-lost packet's record is
+/// kept so that its late ACK can still be told to the controller: RFC 9002 section 7.6's
+/// persistent-congestion span, 3 PTOs (`kPersistentCongestionThreshold`).
+pub const LOST_MEMORY_RTOS: u32 = 3;
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -34,11 +61,25 @@ struct Entry {
     memo: u64,
 }
 
+/// What the first acknowledgement of a packet tells the controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acknowledged {
+    /// The packet was in flight: for [`Controller::on_ack`](crate::Controller::on_ack).
+    InFlight(AckSample),
+    /// The packet had been declared lost (a [`LossEvent`] went out for it) and its record was
+    /// still kept: for [`Controller::on_late_ack`](crate::Controller::on_late_ack). The
+    /// sample's `bytes_in_flight` is the flight now, unchanged by this ACK.
+    DeclaredLost(AckSample),
+}
+
 /// Packets in flight, indexed by consecutive sequence numbers.
 #[derive(Clone, Debug, Default)]
 pub struct SentPackets {
     /// `slots[i]` is packet `base + i`; `None` once acknowledged or declared lost.
     slots: VecDeque<Option<Entry>>,
+    /// Packets declared lost and not yet acknowledged, by sequence number (ascending), kept
+    /// for [`LOST_MEMORY_RTOS`] RTOs after they were sent.
+    lost: VecDeque<(u64, Entry)>,
     base: u64,
     bytes: u64,
     delivered: u64,
@@ -82,8 +123,38 @@ impl SentPackets {
         self.bytes += bytes;
     }
 
-    /// An acknowledgement of `seq`; `None` when it is unknown, a duplicate, or already lost.
-    pub fn on_ack(&mut self, now: Time, seq: u64) -> Option<AckSample> {
+    /// The first acknowledgement of `seq`, in flight or declared lost ([`Acknowledged`]);
+    /// `None` when it is unknown, a duplicate, or declared lost longer ago than the records
+    /// are kept ([`LOST_MEMORY_RTOS`]).
+    pub fn on_ack(&mut self, now: Time, seq: u64) -> Option<Acknowledged> {
+        self.forget_old_losses(now);
+        match self.on_ack_in_flight(now, seq) {
+            Some(sample) => Some(Acknowledged::InFlight(sample)),
+            None => self.on_late_ack(now, seq).map(Acknowledged::DeclaredLost),
+        }
+    }
+
+    /// Packets declared lost whose records are kept (their late ACKs would still be heard).
+    pub fn declared_lost_kept(&self) -> usize {
+        self.lost.len()
+    }
+
+    fn on_late_ack(&mut self, now: Time, seq: u64) -> Option<AckSample> {
+        let at = self.lost.binary_search_by_key(&seq, |(s, _)| *s).ok()?;
+        let (_, entry) = self.lost.remove(at)?;
+        self.delivered += entry.bytes;
+        Some(AckSample {
+            seq,
+            bytes: entry.bytes,
+            sent_at: entry.sent_at,
+            rtt: now.saturating_since(entry.sent_at),
+            bytes_in_flight: self.bytes,
+            delivered: self.delivered,
+            memo: entry.memo,
+        })
+    }
+
+    fn on_ack_in_flight(&mut self, now: Time, seq: u64) -> Option<AckSample> {
         let index = usize::try_from(seq.checked_sub(self.base)?).ok()?;
         let entry = self.slots.get_mut(index)?.take()?;
         self.bytes -= entry.bytes;
@@ -107,6 +178,7 @@ impl SentPackets {
 
     /// Declares lost, and returns, every packet the rules above condemn at `now`.
     pub fn detect_losses(&mut self, now: Time) -> Vec<LossEvent> {
+        self.forget_old_losses(now);
         let reorder_window = self.reorder_window();
         let rto = self.rto();
         let timed_out = self.last_ack_at.is_none_or(|t| now.saturating_since(t) >= rto);
@@ -127,6 +199,10 @@ impl SentPackets {
             }
             *slot = None;
             self.bytes -= entry.bytes;
+            // Losses are declared oldest first (every rule condemns older packets first), so
+            // this is almost always an append.
+            let at = self.lost.partition_point(|(s, _)| *s < seq);
+            self.lost.insert(at, (seq, entry));
             lost.push(LossEvent {
                 seq,
                 bytes: entry.bytes,
@@ -171,6 +247,15 @@ impl SentPackets {
         whole_micros(base.checked_mul(factor).unwrap_or(MAX_RTO).min(MAX_RTO))
     }
 
+    /// Drops the records of declared-lost packets sent more than [`LOST_MEMORY_RTOS`] RTOs
+    /// before `now` (sequence order is send order, so the oldest are in front).
+    fn forget_old_losses(&mut self, now: Time) {
+        let memory = self.rto().saturating_mul(LOST_MEMORY_RTOS);
+        while self.lost.front().is_some_and(|(_, e)| now.saturating_since(e.sent_at) > memory) {
+            self.lost.pop_front();
+        }
+    }
+
     fn trim(&mut self) {
         while matches!(self.slots.front(), Some(None)) {
             self.slots.pop_front();
@@ -197,7 +282,7 @@ mod tests {
         f.on_sent(0, 1500, ms(0), 7);
         f.on_sent(1, 1500, ms(1), 8);
         assert_eq!(f.bytes_in_flight(), 3000);
-        let a = f.on_ack(ms(41), 0).unwrap();
+        let Some(Acknowledged::InFlight(a)) = f.on_ack(ms(41), 0) else { panic!("in flight") };
         assert_eq!((a.seq, a.bytes, a.memo, a.rtt), (0, 1500, 7, Duration::from_millis(41)));
         assert_eq!((a.bytes_in_flight, a.delivered), (1500, 1500));
         assert!(f.on_ack(ms(42), 0).is_none(), "duplicate");
@@ -217,8 +302,51 @@ mod tests {
         let lost = f.detect_losses(ms(42));
         assert_eq!(lost.len(), 1);
         assert_eq!((lost[0].seq, lost[0].bytes_in_flight), (0, 1000));
-        assert!(f.on_ack(ms(43), 0).is_none(), "a lost packet is not acknowledged later");
+        // Its late ACK is told apart, with its RTT; the flight is unchanged.
+        let Some(Acknowledged::DeclaredLost(late)) = f.on_ack(ms(43), 0) else { panic!("a late ACK") };
+        assert_eq!((late.seq, late.rtt, late.bytes_in_flight), (0, Duration::from_millis(43), 1000));
         assert_eq!(f.bytes_in_flight(), 1000);
+        assert_eq!(f.delivered(), 4000, "its bytes reached the receiver");
+        assert!(f.on_ack(ms(44), 0).is_none(), "a second late ACK is a duplicate");
+        assert_eq!(f.declared_lost_kept(), 0);
+    }
+
+    #[test]
+    fn late_acks_after_a_timeout_are_heard_and_change_no_timer() {
+        let mut f = SentPackets::new(0);
+        f.on_sent(0, 1000, ms(0), 0);
+        f.on_ack(ms(40), 0); // RTO 200 ms
+        for seq in 1..4 {
+            f.on_sent(seq, 1000, ms(50), seq);
+        }
+        assert_eq!(f.detect_losses(ms(250)).len(), 3, "a timeout: the outage holds them");
+        f.on_sent(4, 1000, ms(250), 4);
+        assert_eq!(f.loss_deadline(), Some(ms(650)), "backed off to 400 ms");
+        // The outage ends: the condemned packets' ACKs arrive, late.
+        let Some(Acknowledged::DeclaredLost(late)) = f.on_ack(ms(600), 2) else { panic!("a late ACK") };
+        assert_eq!((late.seq, late.memo, late.rtt), (2, 2, Duration::from_millis(550)));
+        assert_eq!(late.bytes_in_flight, 1000, "packet 4 alone is in flight");
+        // Nothing in the loss detection moved: the same (backed-off) deadline, srtt 40 ms.
+        assert_eq!(f.loss_deadline(), Some(ms(650)));
+        assert_eq!(f.srtt(), Some(Duration::from_millis(40)));
+        assert_eq!(f.declared_lost_kept(), 2);
+    }
+
+    #[test]
+    fn declared_lost_records_are_kept_for_three_rtos() {
+        let mut f = SentPackets::new(0);
+        f.on_sent(0, 1000, ms(0), 0);
+        f.on_ack(ms(40), 0); // RTO 200 ms
+        f.on_sent(1, 1000, ms(50), 0);
+        f.on_sent(2, 1000, ms(60), 0);
+        f.on_sent(3, 1000, ms(60), 0);
+        f.on_ack(ms(100), 3); // RTO max(srtt + 4 rttvar, 200 ms): still 200 ms
+        assert_eq!(f.rto(), Duration::from_millis(200));
+        assert_eq!(f.detect_losses(ms(110)).len(), 2, "overtaken and older than 9/8 RTT");
+        // Kept while younger than 3 RTOs (600 ms after it was sent), then forgotten.
+        assert!(matches!(f.on_ack(ms(650), 1), Some(Acknowledged::DeclaredLost(_))));
+        assert!(f.on_ack(ms(661), 2).is_none(), "sent at 60, older than 600 ms at 661");
+        assert_eq!(f.declared_lost_kept(), 0);
     }
 
     #[test]

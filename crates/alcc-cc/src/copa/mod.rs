@@ -20,6 +20,9 @@
 //! - "No ACK for 2 s" is checked with a timer at last ACK + 2 s and again on the next ACK; the
 //!   reset forgets everything, RTT history included, as the reference's re-initialisation does.
 //! - Losses are the transport's ([`Controller::on_loss`]); the reference infers them from gaps.
+//!   A late ACK of a packet the transport declared lost ([`Controller::on_late_ack`]) is an ACK
+//!   as any other (an RTT sample, a window step, the 2-s clock restarted), as every ACK is to
+//!   the reference's `onACK`; the loss stays counted.
 //! - Competitive mode drains Copa's own queue now and then to see whether a competitor is
 //!   still there ([`drain`]); the reference has no such check and, alone on a deep buffer
 //!   without loss, cannot leave competitive mode once its own queue no longer empties.
@@ -302,6 +305,14 @@ impl Controller for Copa {
             self.drain_started = true;
         }
         self.end_of_loss_period(now);
+    }
+
+    /// An ACK to Copa, as every ACK is to its reference (genericCC's `onACK` takes an RTT
+    /// sample, updates the window and counts a packet acknowledged for every ACK, also of a
+    /// packet it had counted lost; its "no ACK for 2 s" clock restarts on every ACK): handled as
+    /// [`on_ack`](Controller::on_ack). The loss it followed stays counted.
+    fn on_late_ack(&mut self, now: Time, ack: &AckSample) {
+        self.on_ack(now, ack);
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {

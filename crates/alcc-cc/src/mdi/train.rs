@@ -142,6 +142,14 @@ impl Controller for Recorder {
         self.after();
     }
 
+    /// Forwarded; its RTT is not an epoch's sample (the trained states stay those of the
+    /// packets the transport counted in flight).
+    fn on_late_ack(&mut self, now: Time, ack: &AckSample) {
+        self.catch_up(now);
+        self.inner.on_late_ack(now, ack);
+        self.after();
+    }
+
     fn on_report(&mut self, now: Time, report: &ReceiverReport) {
         self.catch_up(now);
         self.inner.on_report(now, report);

@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::controller::Controller;
 use crate::event::SentPacket;
 use crate::pacer::Pacer;
-use crate::sent_packets::SentPackets;
+use crate::sent_packets::{Acknowledged, SentPackets};
 use crate::sim::ack::AckPolicy;
 use crate::sim::bottleneck::Queued;
 use crate::sim::clock::{after_fired, Advance};
@@ -251,9 +251,13 @@ impl<'a> Shared<'a> {
                 f.acked_through = f.acked_through.max(through);
                 for i in first..f.acked_through {
                     let seq = f.received[i];
-                    if let Some(sample) = f.sent.on_ack(now, seq) {
-                        f.acks.push(AckRecord { at: now, seq, bytes: sample.bytes });
-                        f.controller.on_ack(now, &sample);
+                    match f.sent.on_ack(now, seq) {
+                        Some(Acknowledged::InFlight(sample)) => {
+                            f.acks.push(AckRecord { at: now, seq, bytes: sample.bytes });
+                            f.controller.on_ack(now, &sample);
+                        }
+                        Some(Acknowledged::DeclaredLost(sample)) => f.controller.on_late_ack(now, &sample),
+                        None => {}
                     }
                 }
             }

@@ -81,8 +81,10 @@ pub struct SimResult {
     pub duration: std::time::Duration,
     /// Controller snapshots, one per `metrics_every` interval (time, window bytes, pacing rate).
     pub windows: Vec<(Time, u64, Option<u64>)>,
-    /// Every packet acknowledgement the sender got, in order (a cumulative acknowledgement
-    /// of several packets gives one record per packet, all at the same time).
+    /// Every acknowledgement of a packet in flight the sender got, in order (a cumulative
+    /// acknowledgement of several packets gives one record per packet, all at the same time).
+    /// A late ACK of a packet already declared lost goes to the controller
+    /// ([`Controller::on_late_ack`](crate::Controller::on_late_ack)) and is not recorded here.
     pub acks: Vec<AckRecord>,
     /// The return link's delivery opportunities within the run (empty for a free return path).
     pub return_opportunities: Vec<Time>,

@@ -25,6 +25,10 @@
 //!   ([`memo`]), where the reference carries them in the packet header.
 //! - Epochs and the loss timeout run on [`Controller::next_timer`]. After a jump in time only
 //!   one epoch runs; the jump itself shows up as a long wait for an ACK (rule 2).
+//! - A late ACK of a packet the transport declared lost ([`Controller::on_late_ack`]: UDP
+//!   mode, the simulator) is an ACK as any other: the reference has no transport declaring
+//!   losses and re-arms its loss timer on every ACK with that ACK's RTT. During an outage the
+//!   queued packets' ACKs come late, so the timeouts come 1 s apart, as the reference's.
 //!
 //! The profile is fitted as the reference fits it: a penalized regression spline (ALGLIB's
 //! `spline1dfitpenalized` with `rho = 2`, written by us: [`penalized`]), `max_w / N` basis
@@ -546,6 +550,17 @@ impl Controller for Verus {
             self.grant(self.w - wcrt, binds);
         }
         self.cut_held_allowance();
+    }
+
+    /// An ACK to Verus, as every ACK is to its reference (which has no transport of its own
+    /// that declares losses, and on every ACK re-arms its loss timer with 5 x that ACK's RTT,
+    /// `ALGORITHMS.md`): the timer, the loss phase and slow start hear it as in
+    /// [`on_ack`](Controller::on_ack). The packet itself left `Wcrt` at its loss, so its RTT is
+    /// not recorded in the profile, `Dmin` or `dTbar`. Without it, an outage's timeouts were
+    /// re-armed with the last RTT before the outage (every ~220 ms instead of every 1-2 s), and
+    /// each let W out again.
+    fn on_late_ack(&mut self, now: Time, ack: &AckSample) {
+        self.on_ack(now, ack);
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {

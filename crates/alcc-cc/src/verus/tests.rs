@@ -640,3 +640,31 @@ fn allowance_held_earlier_is_cut_when_w_falls_below_the_flight() {
     h.ack(t + Duration::from_millis(2), seq);
     assert!(h.v.allowance_bytes() <= 3 * MSS, "{}", h.v.allowance_bytes());
 }
+
+/// An outage of the path (ATT-LTE-driving's 20-30 s, shortened): 12 Mbit/s for 10 s, then one
+/// delivery a second for 8 s, then 12 Mbit/s again, over a 2 MB queue. The transport's RTO
+/// declares the stalled flight lost; the queued packets' ACKs come one a second, late. The
+/// reference re-arms its loss timer on every ACK with 5 x that ACK's RTT (at most 1 s), so its
+/// timeouts come about a second apart, each letting W out once. Before late ACKs reached the
+/// controller, the timer was re-armed with the last RTT from before the outage (a few hundred
+/// ms) and each of those timeouts let W out again: several times the packets into the
+/// outage's queue.
+#[test]
+fn late_acks_during_an_outage_space_the_timeouts_as_the_reference() {
+    use crate::sim::{Capacity, QueueLimit, Scenario};
+    let mut opportunities: Vec<u64> = (1..=10_000).collect();
+    opportunities.extend((1..8).map(|s| 10_000 + 1000 * s));
+    opportunities.extend(18_001..=25_000);
+    let mut scenario = Scenario::new(Capacity::Trace(opportunities));
+    scenario.one_way_delay = Duration::from_millis(10);
+    scenario.queue = QueueLimit::Bytes(2_000_000);
+    scenario.duration = Duration::from_secs(25);
+    let result = scenario.run("verus").unwrap();
+    let sent_between =
+        |a: u64, b: u64| result.packets.iter().filter(|p| p.sent >= ms(a) && p.sent < ms(b)).count();
+    let before = sent_between(9_000, 10_000);
+    let outage = sent_between(10_500, 18_000);
+    eprintln!("sent in the last second before the outage {before}, during it {outage}");
+    assert!(before > 500, "{before} packets in the second before the outage");
+    assert!(outage < 200, "{outage} packets sent into the outage");
+}

@@ -46,6 +46,10 @@ pub enum Feedback {
     Ack(AckSample),
     /// A chunk is considered lost (the kernel retransmitted it).
     Loss(LossEvent),
+    /// UDP mode: the first ACK of a packet already declared lost (a [`Feedback::Loss`] went
+    /// out for it), for [`Controller::on_late_ack`](alcc_cc::Controller::on_late_ack). Kernel
+    /// and framed modes never report one.
+    LateAck(AckSample),
     /// The receiver-side model reported (framed mode: Sprout's forecast).
     Report(ReceiverReport),
 }

@@ -11,6 +11,11 @@
 //! closes, and the new client's next request reaches the listening socket. A client that
 //! still acknowledges is never ended that way (a forged request costs it nothing).
 //!
+//! The first ACK of a packet already declared lost (within the span SentPackets keeps its
+//! record: 3 RTOs after it was sent) is handed on as [`Feedback::LateAck`], for the
+//! controller's [`on_late_ack`](alcc_cc::Controller::on_late_ack); it settles nothing (the
+//! packet was settled at its loss).
+//!
 //! The flow's sent chunks count bytes by offset; here a chunk leaves them (is "settled") once it
 //! and every chunk before it was acknowledged or declared lost, so the sent chunks' bytes in
 //! flight never undercount what SentPackets holds.
@@ -20,7 +25,7 @@ use std::io;
 use std::os::fd::RawFd;
 use std::time::Duration;
 
-use alcc_cc::sent_packets::SentPackets;
+use alcc_cc::sent_packets::{Acknowledged, SentPackets};
 use alcc_cc::{ReceiverReport, Time};
 
 use crate::feedback::budget::{keep_newest_report, FloodLimit, FRAME_BUDGET};
@@ -200,13 +205,15 @@ impl UdpFeedback {
                     ));
                 }
                 self.acks += 1;
-                // Duplicates and ACKs of packets already declared lost carry no sample.
+                // A packet already declared lost was marked then; its late ACK goes to the
+                // controller. Duplicates (and late ACKs past the records' span) carry nothing.
                 match self.sent.on_ack(now, a.seq) {
-                    Some(sample) => {
+                    Some(Acknowledged::InFlight(sample)) => {
                         self.mark(a.seq);
                         self.settled += 1;
                         out.push(Feedback::Ack(sample));
                     }
+                    Some(Acknowledged::DeclaredLost(sample)) => out.push(Feedback::LateAck(sample)),
                     None => self.flood.note(now, WORTHLESS)?,
                 }
             }
@@ -416,7 +423,8 @@ mod tests {
     proptest::proptest! {
         /// Random sends, ACKs (of any sequence number, duplicates, out of order) and loss
         /// checks: no panic; the sent chunks never count fewer bytes in flight than SentPackets; a
-        /// packet is reported at most once (acknowledged or lost); once every packet is
+        /// packet is reported at most once (acknowledged or lost), a late ACK only after its
+        /// loss and at most once; once every packet is
         /// acknowledged or lost, the sent chunks are settled.
         #[test]
         fn random_feedback_keeps_the_ledger_consistent(
@@ -426,6 +434,7 @@ mod tests {
             let mut l = SentChunks::new();
             let mut now = Time::ZERO;
             let mut reported = std::collections::HashSet::new();
+            let (mut lost, mut late) = (std::collections::HashSet::new(), std::collections::HashSet::new());
             for (kind, seq, bytes, dt) in steps {
                 now += Duration::from_micros(dt);
                 let mut out = Vec::new();
@@ -448,7 +457,15 @@ mod tests {
                 for e in &out {
                     let seq = match e {
                         Feedback::Ack(a) => a.seq,
-                        Feedback::Loss(x) => x.seq,
+                        Feedback::Loss(x) => {
+                            lost.insert(x.seq);
+                            x.seq
+                        }
+                        Feedback::LateAck(a) => {
+                            proptest::prop_assert!(lost.contains(&a.seq), "late ACK of {} never lost", a.seq);
+                            proptest::prop_assert!(late.insert(a.seq), "late ACK of {} twice", a.seq);
+                            continue;
+                        }
                         Feedback::Report(_) => continue,
                     };
                     proptest::prop_assert!(reported.insert(seq), "packet {} reported twice", seq);

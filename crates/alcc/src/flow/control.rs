@@ -135,6 +135,7 @@ impl Control {
         for ev in events {
             match ev {
                 Feedback::Ack(a) => controller.on_ack(now, a),
+                Feedback::LateAck(a) => controller.on_late_ack(now, a),
                 Feedback::Loss(l) => {
                     losses += 1;
                     controller.on_loss(now, l);
