@@ -27,11 +27,12 @@
 //!   still there ([`drain`]); the reference has no such check and, alone on a deep buffer
 //!   without loss, cannot leave competitive mode once its own queue no longer empties.
 //!   `mode=nocheck` switches modes without the check, as the reference (measured against it on
-//!   the City trace in bench/reference-results.md). Two smaller differences of the switch
-//!   remain in every mode: the mode is re-evaluated once per RTT (the reference: on every ACK,
-//!   from the same 4 x srtt extremes), and in the competitive mode `1/delta` does not grow in a
-//!   round with a loss (the reference grows it once per RTT either way and doubles `delta` on
-//!   the loss).
+//!   the City trace in bench/reference-results.md). One ACK that finds the queue emptied ends
+//!   the competitive mode, as in the reference ([`mode`]); two smaller differences of the
+//!   switch remain in every mode: the competitive mode is entered and `1/delta` grows at the
+//!   once-per-RTT tick (the reference: on the first ACK that finds a standing queue, and after
+//!   an RTT of such ACKs), and `1/delta` does not grow in a round with a loss (the reference
+//!   grows it once per RTT either way and doubles `delta` on the loss).
 
 pub mod drain;
 pub mod gate;
@@ -280,6 +281,9 @@ impl Controller for Copa {
                 Some((lo, hi)) if mode::queue_emptied(lo, hi, min_rtt) => self.delta.on_queue_emptied(),
                 _ => self.drain.on_competitor(now, self.rtt.min_rtt_window()),
             }
+        }
+        if let Some((lo, hi)) = recent {
+            self.delta.on_ack(lo, hi, min_rtt);
         }
         self.target = target_window(standing, min_rtt, self.delta.delta());
         if self.acked_packets > WARMUP_PACKETS && !self.drain.holds() {

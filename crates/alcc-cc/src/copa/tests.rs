@@ -354,6 +354,24 @@ fn the_nocheck_policy_switches_but_never_drains() {
     assert_eq!(f.copa.mode(), Mode::Competitive);
 }
 
+/// The mode test is made on every ACK, as the reference's: one ACK that finds the queue emptied
+/// returns Copa to the default mode and its `delta` at once, not at the next once-per-RTT tick.
+#[test]
+fn one_ack_that_finds_the_queue_emptied_ends_the_competitive_mode_at_once() {
+    let mut f = Flow::new(CopaParams { policy: ModePolicy::NoCheck, ..CopaParams::default() });
+    f.ack(0, 20);
+    let mut t = 0;
+    // A standing queue of 30 to 40 ms on a 20 ms path: competitive, and 1/delta grows.
+    ack_until(&mut f, &mut t, 55, |c| c.mode() == Mode::Competitive && c.delta() < 0.3);
+    // Just after delta grew (the RTT clock fired on this ACK), one ACK at the minimum RTT.
+    let before = f.copa.delta();
+    ack_until(&mut f, &mut t, 55, |c| c.delta() != before);
+    t += 1000;
+    f.ack(t, 20);
+    assert_eq!(f.copa.mode(), Mode::Default);
+    assert_eq!(f.copa.delta(), DEFAULT_DELTA);
+}
+
 #[test]
 fn resets_after_two_seconds_without_ack() {
     let mut f = flow_out_of_slow_start(CopaParams::default());

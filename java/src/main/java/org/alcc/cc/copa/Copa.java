@@ -178,6 +178,9 @@ public final class Copa implements Controller {
                 drain.onCompetitor(nowUs, rtt.minRttWindow());
             }
         }
+        if (lo >= 0 && hi >= 0) {
+            delta.onAck(lo, hi, minRtt);
+        }
         target = targetWindow(standing, minRtt, delta.delta());
         if (ackedPackets > WARMUP_PACKETS && !drain.holds()) {
             updateWindow(packets);

@@ -33,6 +33,14 @@ final class DeltaControl {
         return Durations.secs(recentMin) <= min + EMPTY_QUEUE_FRACTION * range;
     }
 
+    /** On every ACK: back to the default mode if the queue emptied (the reference's per-ACK test). */
+    void onAck(long recentMin, long recentMax, long minRtt) {
+        if (autoMode && queueEmptied(recentMin, recentMax, minRtt)) {
+            onQueueEmptied();
+        }
+    }
+
+    /** Once per RTT: enters the competitive mode, grows 1/delta, or returns to the default. */
     void onRound(long recentMin, long recentMax, long minRtt) {
         if (!autoMode) {
             return;
