@@ -4,7 +4,8 @@
 # TCP_INFO), framed mode (`alcc get --mode framed`; the receiver's ACK frames) and UDP mode
 # (`alcc get --mode udp`: our Verus over UDP, the harness's udp-verus), one after the other on
 # the same trace, delay, queue and duration, in one run. The figure is the server process's own
-# CPU time (getrusage, user + system), and the ratios kernel / udp and framed / udp. Verus's own
+# CPU time (getrusage, user + system) per delivered MB (the bytes that left the emulator's
+# downlink, from its log), and the ratios kernel / udp and framed / udp. Verus's own
 # per-ACK work is the same in every mode; what differs is how the feedback reaches it.
 #
 # Root (the emulator makes network namespaces). On a shared machine hold the emulator's lock
@@ -18,7 +19,7 @@
 #   --runs N      rounds of the three modes (default 1)
 #   --cc SPEC     the controller (default verus)
 #   --before BIN  also `BIN serve` in kernel mode in every round (an older build: before/after)
-#   --perf DIR    afterwards, one more kernel-mode run (and one of BIN's) under `perf record -g`;
+#   --perf DIR    afterwards, one more run of each mode (and one of BIN's) under `perf record -g`;
 #                 DIR/<kind>.txt gets the top entries of `perf report --no-children`
 # Environment: ALCC_BENCH_OUT (keep every file there; default a temporary directory removed at
 # exit), ALCC_BIN (use this `alcc` binary instead of building one), ALCC_TRACE_DIR.
@@ -116,30 +117,44 @@ for r in $(seq 1 "$runs"); do
   for kind in "${order[@]}"; do one "$kind" "$kind-$r"; done
 done
 uptime
-echo "| sender | runs | Mbit/s (median) | p95 delay ms (median) | CPU s (median) | user s | system s |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| sender | runs | Mbit/s (median) | p95 delay ms (median) | CPU s (median) | user s | system s | CPU ms per MB (median) | wake-ups / steps / sleeps per MB (median) |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for kind in "${kinds[@]}"; do
   tput="$(for r in $(seq 1 "$runs"); do jq -r .throughput_mbps "$out/$kind-$r/analysis.json"; done | median)"
   p95="$(for r in $(seq 1 "$runs"); do jq -r .delay_p95_ms "$out/$kind-$r/analysis.json"; done | median)"
   cpu="$(for r in $(seq 1 "$runs"); do jq -r .cpu_s "$out/$kind-$r/rusage.json"; done | median)"
   user="$(for r in $(seq 1 "$runs"); do jq -r .user_s "$out/$kind-$r/rusage.json"; done | median)"
   sys="$(for r in $(seq 1 "$runs"); do jq -r .system_s "$out/$kind-$r/rusage.json"; done | median)"
-  eval "${kind}_cpu=$cpu"
-  printf '| %s | %d | %.2f | %.0f | %.3f | %.3f | %.3f |\n' "$kind" "$runs" "$tput" "$p95" "$cpu" "$user" "$sys"
+  # CPU per delivered MB: the run's CPU over the bytes its downlink delivered (throughput x duration).
+  per_mb="$(for r in $(seq 1 "$runs"); do
+    jq -r '.throughput_mbps * .duration_s / 8' "$out/$kind-$r/analysis.json" |
+      awk -v c="$(jq -r .cpu_s "$out/$kind-$r/rusage.json")" '{printf "%.4f\n", c * 1000 / $1}'
+  done)"
+  eval "${kind}_mb=$(echo "$per_mb" | median)"
+  # Per delivered MB: the driver's wake-ups and steps, and the process's sleeps (voluntary
+  # context switches, getrusage ru_nvcsw).
+  per_mb_of() {
+    for r in $(seq 1 "$runs"); do
+      jq -r '.throughput_mbps * .duration_s / 8' "$out/$kind-$r/analysis.json" |
+        awk -v w="$(jq -r "$1 // 0" "$out/$kind-$r/rusage.json")" '{printf "%.0f\n", w / $1}'
+    done | median
+  }
+  counts="$(per_mb_of .driver_wakeups) / $(per_mb_of .driver_steps) / $(per_mb_of .voluntary_switches)"
+  echo "$kind: every run's CPU ms per MB (round order): $(echo "$per_mb" | tr '\n' ' ')" >&2
+  printf '| %s | %d | %.2f | %.0f | %.3f | %.3f | %.3f | %.2f | %s |\n' "$kind" "$runs" "$tput" "$p95" "$cpu" "$user" \
+    "$sys" "$(echo "$per_mb" | median)" "$counts"
 done
 # shellcheck disable=SC2154 # set by eval above
-awk -v k="$kernel_cpu" -v f="$framed_cpu" -v u="$udp_cpu" \
-  'BEGIN {printf "kernel / udp: CPU %.2fx; framed / udp: %.2fx\n", k / u, f / u}'
+awk -v k="$kernel_mb" -v f="$framed_mb" -v u="$udp_mb" \
+  'BEGIN {printf "per delivered MB: kernel / udp %.2fx; framed / udp %.2fx\n", k / u, f / u}'
 if [ -n "$before" ]; then
   # shellcheck disable=SC2154 # set by eval above
-  awk -v b="$before_cpu" -v u="$udp_cpu" 'BEGIN {printf "before (kernel) / udp: CPU %.2fx\n", b / u}'
+  awk -v b="$before_mb" -v u="$udp_mb" 'BEGIN {printf "per delivered MB: before (kernel) / udp %.2fx\n", b / u}'
 fi
 
 if [ -n "$perf_dir" ]; then
-  echo "== perf record -g, one more kernel-mode run$([ -n "$before" ] && echo " of each build")"
-  pk=(kernel)
-  [ -n "$before" ] && pk+=(before)
-  for kind in "${pk[@]}"; do
+  echo "== perf record -g, one more run of each"
+  for kind in "${kinds[@]}"; do
     one "$kind" "perf-$kind" "perf record -q -g -o $perf_dir/$kind.data --"
     perf report -i "$perf_dir/$kind.data" --no-children --percent-limit 0.7 --stdio \
       --sort dso,symbol -g none 2>/dev/null | grep -v '^$' | head -60 >"$perf_dir/$kind.txt"

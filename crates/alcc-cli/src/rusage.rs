@@ -23,6 +23,16 @@ pub struct RusageReport {
     pub cpu_s: f64,
     /// Peak resident set size, KiB.
     pub max_rss_kb: u64,
+    /// Voluntary context switches (getrusage's ru_nvcsw): how often the process slept and was
+    /// woken, e.g. a driver's wake-ups. Absent from files written before it was added.
+    #[serde(default)]
+    pub voluntary_switches: u64,
+    /// Times the alcc driver thread woke up (`alcc serve` only; its `epoll_wait` returns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_wakeups: Option<u64>,
+    /// Flow steps the alcc driver thread ran (`alcc serve` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_steps: Option<u64>,
 }
 
 impl From<sys::Usage> for RusageReport {
@@ -32,6 +42,9 @@ impl From<sys::Usage> for RusageReport {
             system_s: u.system_s,
             cpu_s: u.user_s + u.system_s,
             max_rss_kb: u.max_rss_kb,
+            voluntary_switches: u.voluntary_switches,
+            driver_wakeups: None,
+            driver_steps: None,
         }
     }
 }
@@ -39,6 +52,16 @@ impl From<sys::Usage> for RusageReport {
 /// Writes getrusage(RUSAGE_SELF) of this process to `path`.
 pub fn write_self(path: &Path) -> Result<()> {
     write(path, RusageReport::from(sys::usage_self().context("getrusage")?))
+}
+
+/// Writes getrusage(RUSAGE_SELF) of this process and its alcc driver's wake-ups and steps to
+/// `path`.
+pub fn write_self_and_driver(path: &Path) -> Result<()> {
+    let mut report = RusageReport::from(sys::usage_self().context("getrusage")?);
+    let driver = alcc::driver_stats().context("the alcc driver's counters")?;
+    report.driver_wakeups = Some(driver.wakeups);
+    report.driver_steps = Some(driver.step_latency.step.count);
+    write(path, report)
 }
 
 fn write(path: &Path, report: RusageReport) -> Result<()> {

@@ -89,7 +89,8 @@ pub struct ServeArgs {
     /// server ends on its own even when it never hears that the client left.
     #[arg(long)]
     seconds: Option<f64>,
-    /// At exit, write this process's CPU time and peak memory (getrusage) here as JSON.
+    /// At exit, write this process's CPU time and peak memory (getrusage) and its driver's
+    /// wake-ups and steps here as JSON.
     #[arg(long)]
     rusage: Option<PathBuf>,
     /// Fail a connection whose data stays unacknowledged this many seconds (TCP_USER_TIMEOUT).
@@ -202,7 +203,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let rusage = args.rusage.clone();
     let result = serve(args);
     if let Some(path) = rusage {
-        crate::rusage::write_self(&path)?;
+        crate::rusage::write_self_and_driver(&path)?;
     }
     result
 }

@@ -16,6 +16,8 @@ pub struct Usage {
     pub system_s: f64,
     /// Peak resident set size, KiB.
     pub max_rss_kb: u64,
+    /// Voluntary context switches (the process slept: a wake-up each).
+    pub voluntary_switches: u64,
 }
 
 fn seconds(t: libc::timeval) -> f64 {
@@ -46,6 +48,7 @@ fn usage(who: libc::c_int) -> io::Result<Usage> {
         user_s: seconds(ru.ru_utime),
         system_s: seconds(ru.ru_stime),
         max_rss_kb: u64::try_from(ru.ru_maxrss).unwrap_or(0),
+        voluntary_switches: u64::try_from(ru.ru_nvcsw).unwrap_or(0),
     })
 }
 
