@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use alcc_cc::sprout::{RateBelief, SproutParams, SproutReceiver, SproutSender};
+use alcc_cc::sprout::{RateBelief, ReportClock, SproutParams, SproutReceiver, SproutSender};
 use alcc_cc::{
     AckSample, Arrival, Config, Controller, Forecast, LossEvent, ReceiverModel, ReceiverReport, SenderHint,
     SentPacket, Time,
@@ -40,9 +40,12 @@ proptest! {
         events in prop::collection::vec(
             (0u64..60_000, 1u64..3_000, 0u64..4, any::<bool>(), prop::option::of(0u64..200), any::<bool>()),
             1..400,
-        )
+        ),
+        tick_timer in any::<bool>(),
     ) {
-        let mut r = SproutReceiver::new(SproutParams::default(), &Config { mss: MSS, seed: 0 });
+        let report_clock = if tick_timer { ReportClock::Tick } else { ReportClock::Arrival };
+        let params = SproutParams { report_clock, ..SproutParams::default() };
+        let mut r = SproutReceiver::new(params, &Config { mss: MSS, seed: 0 });
         let mut now = Time::ZERO;
         let mut seq = 0u64;
         let mut last_rol = 0;

@@ -304,13 +304,14 @@ fn a_framed_sender_closes_only_once_its_fin_has_reached_the_receiver() {
     let (have_all, all_read) = mpsc::channel();
     let (detached, filter_gone) = mpsc::channel::<()>();
     let client = thread::spawn(move || {
-        let mut r = AlccReceiver::connect(addr, &framed("sprout")).unwrap();
+        let mut r = AlccReceiver::connect(addr, &framed("sprout:report=tick")).unwrap();
         alcc_testenv::drop_incoming_fins(r.as_raw_fd()).unwrap();
         r.set_read_timeout(Some(Duration::from_secs(20)));
         let mut buf = vec![0u8; TOTAL as usize];
         r.read_exact(&mut buf).unwrap();
         have_all.send(r.as_raw_fd()).unwrap();
-        // Sprout's forecaster reports every 20 ms while the reader waits for the end.
+        // Sprout's forecaster, with the tick timer (`report=tick`; by default it reports only
+        // at arrivals), reports every 20 ms while the reader waits for the end.
         let end = r.read(&mut buf);
         let reports = r.stats().reports;
         // The descriptor stays open until the filter is off (its number is not reused).
@@ -319,7 +320,7 @@ fn a_framed_sender_closes_only_once_its_fin_has_reached_the_receiver() {
         (end.map_err(|e| e.to_string()), closed.map(|c| c.map_err(|e| e.to_string())), reports)
     });
     let (tcp, _) = listener.accept().unwrap();
-    let options = framed("sprout").grouping(alcc::Grouping::None);
+    let options = framed("sprout:report=tick").grouping(alcc::Grouping::None);
     let mut stream = AlccStream::from_tcp(tcp, &options).unwrap();
     write_pattern(&mut stream, TOTAL).unwrap();
     // Everything read (and acknowledged) before the FIN is sent: only the FIN is lost.

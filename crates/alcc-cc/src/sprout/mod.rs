@@ -13,7 +13,7 @@
 //! | [`kernel`] | the one-tick Brownian-motion transition of the rate, with the outage bin |
 //! | [`belief`] | the receiver's posterior over the rate: evolve and observe |
 //! | [`forecaster`] | per-rate delivery tables and the 5th-percentile cumulative forecast |
-//! | [`params`] | the run-time parameters (`target`, `confidence`, `clock`) |
+//! | [`params`] | the run-time parameters (`target`, `confidence`, `clock`, `report`) |
 //! | [`model`] | [`LinkModel`]: one tick of the belief and the forecast, shared by both models; the tick clock |
 //! | [`receiver_model`] | [`SproutReceiver`], the receiver-side model: counts arrivals per tick, runs the model, emits reports |
 //! | [`sender`] | [`SproutSender`]: the queue estimate and the window from a forecast |
@@ -26,7 +26,11 @@
 //! queue estimate subtracts the forecast's delivery for each elapsed tick once (the reference
 //! subtracts a cumulative count per tick). The sender looks ahead and counts a forecast's ticks
 //! from its arrival as the reference does; counting them from its estimated creation is our
-//! variant `sprout:clock=half_rtt` ([`ForecastClock`]).
+//! variant `sprout:clock=half_rtt` ([`ForecastClock`]). The receiver closes a tick, and reports
+//! it, at the first packet that arrives after the tick's end, as the reference's receiver does;
+//! closing it at its end by a timer is our variant `sprout:report=tick`, and reporting at the
+//! first packet of the sender's next flight (the timing of the authors' `sproutbt2`) is
+//! `sprout:report=flight` ([`ReportClock`]).
 //!
 //! How fast forecasts come back decides how much the sender sends (see [`sender`]): compare
 //! Sprouts only over the same feedback path. The authors' `sproutbt2` loads its uplink with a
@@ -49,6 +53,6 @@ pub use ack_sender::SproutAck;
 pub use belief::RateBelief;
 pub use forecaster::ForecastTables;
 pub use model::{LinkModel, TickObservation};
-pub use params::{ForecastClock, SproutParams};
+pub use params::{ForecastClock, ReportClock, SproutParams};
 pub use receiver_model::SproutReceiver;
 pub use sender::SproutSender;

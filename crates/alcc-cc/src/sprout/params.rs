@@ -1,6 +1,8 @@
-//! Sprout's run-time parameters: `sprout:target=100,confidence=5`.
+//! Sprout's run-time parameters: `sprout:target=100,confidence=5,clock=arrival,report=arrival`.
 
 use std::time::Duration;
+
+use crate::time::Time;
 
 use super::bins::{HORIZON_TICKS, TICK};
 use crate::spec::{Params, SpecError};
@@ -16,6 +18,60 @@ pub struct SproutParams {
     pub quantile: f64,
     /// Where the sender starts counting a forecast's elapsed ticks.
     pub forecast_clock: ForecastClock,
+    /// When the receiver closes a tick and reports its forecast.
+    pub report_clock: ReportClock,
+}
+
+/// When the receiver closes a tick (observes it, forecasts) and so when a new forecast can
+/// leave for the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportClock {
+    /// At the first packet that arrives after the tick's end, as the reference's receiver does
+    /// (the default): it runs its model only when a packet arrives, so a tick that ends while
+    /// the link is idle is reported when the next packet arrives, not at its end. Over a
+    /// link faster than the model's highest rate the sender's burst drains before the tick
+    /// ends, and the next forecast then waits for the next burst's first packet.
+    Arrival,
+    /// At the tick's end, by a timer, whether or not a packet arrived since (our variant
+    /// `sprout:report=tick`): the sender hears of every tick one feedback delay after it ends.
+    Tick,
+    /// At the first packet of the sender's next flight (the packet after one that announced a
+    /// pause with `time_to_next`) after the tick's end: the timing of the reference's example
+    /// program `sproutbt2`, whose receiver sends its forecast on its own reverse data, and whose
+    /// reverse sender starts a flight when the forward flight's first packet brings it a
+    /// forecast (`sprout:report=flight`).
+    Flight,
+}
+
+impl ReportClock {
+    /// The timer the receiver asks for, given the end of its current tick: none when ticks
+    /// close only at arrivals.
+    pub fn timer(self, tick_end: Option<Time>) -> Option<Time> {
+        match self {
+            ReportClock::Arrival | ReportClock::Flight => None,
+            ReportClock::Tick => tick_end,
+        }
+    }
+
+    /// Whether an arrival may report the ticks closed before it, given whether it is the first
+    /// packet of a flight.
+    pub fn reports_at_arrival(self, first_of_flight: bool) -> bool {
+        match self {
+            ReportClock::Arrival => true,
+            ReportClock::Flight => first_of_flight,
+            ReportClock::Tick => false,
+        }
+    }
+
+    /// Whether a closed tick's forecast waits until the packet whose arrival closed the tick is
+    /// counted among the bytes received (the reference makes its forecast when it sends it,
+    /// after that packet was counted), rather than being made at the close.
+    pub fn counts_closing_arrival(self) -> bool {
+        match self {
+            ReportClock::Arrival | ReportClock::Flight => true,
+            ReportClock::Tick => false,
+        }
+    }
 }
 
 /// Where the sender starts counting the ticks elapsed since a forecast.
@@ -34,15 +90,21 @@ pub enum ForecastClock {
 
 impl Default for SproutParams {
     fn default() -> SproutParams {
-        SproutParams { target_ticks: 5, quantile: 0.05, forecast_clock: ForecastClock::Arrival }
+        SproutParams {
+            target_ticks: 5,
+            quantile: 0.05,
+            forecast_clock: ForecastClock::Arrival,
+            report_clock: ReportClock::Arrival,
+        }
     }
 }
 
 impl SproutParams {
     /// Reads `target=MS` (default 100, a multiple of the 20 ms tick from 20 to 140, so that
     /// the target ahead of the first tick lies within the 8-tick forecast) and
-    /// `confidence=PERCENTILE` (default 5, from 0.1 to 50) and `clock=arrival|half_rtt`
-    /// (default `arrival`, the reference's; see [`ForecastClock`]).
+    /// `confidence=PERCENTILE` (default 5, from 0.1 to 50), `clock=arrival|half_rtt`
+    /// (default `arrival`, the reference's; see [`ForecastClock`]) and `report=arrival|tick`
+    /// (default `arrival`, the reference's; see [`ReportClock`]).
     ///
     /// Both halves of a flow read both parameters, so one spec string configures both.
     pub fn from_params(params: &mut Params) -> Result<SproutParams, SpecError> {
@@ -62,10 +124,16 @@ impl SproutParams {
             "half_rtt" => ForecastClock::HalfRtt,
             _ => ForecastClock::Arrival,
         };
+        let report_clock = match params.take_choice("report", "arrival", &["arrival", "tick", "flight"])? {
+            "tick" => ReportClock::Tick,
+            "flight" => ReportClock::Flight,
+            _ => ReportClock::Arrival,
+        };
         Ok(SproutParams {
             target_ticks: (target_ms / tick_ms) as usize,
             quantile: percentile / 100.0,
             forecast_clock,
+            report_clock,
         })
     }
 
@@ -83,12 +151,14 @@ mod tests {
     fn parses_defaults_and_values() {
         let mut p = Params::parse("sprout").unwrap();
         assert_eq!(SproutParams::from_params(&mut p).unwrap(), SproutParams::default());
-        let mut p = Params::parse("sprout:target=60,confidence=25,clock=half_rtt").unwrap();
+        let mut p = Params::parse("sprout:target=60,confidence=25,clock=half_rtt,report=tick").unwrap();
         let s = SproutParams::from_params(&mut p).unwrap();
         assert_eq!(s.target_ticks, 3);
         assert_eq!(s.target(), Duration::from_millis(60));
         assert!((s.quantile - 0.25).abs() < 1e-12);
         assert_eq!(s.forecast_clock, ForecastClock::HalfRtt);
+        assert_eq!(s.report_clock, ReportClock::Tick);
+        assert_eq!(SproutParams::default().report_clock, ReportClock::Arrival, "the reference's");
         assert_eq!(SproutParams::default().forecast_clock, ForecastClock::Arrival, "the reference's");
         p.finish().unwrap();
         for bad in [
@@ -97,6 +167,7 @@ mod tests {
             "sprout:target=160",
             "sprout:confidence=60",
             "sprout:clock=utc",
+            "sprout:report=never",
         ] {
             let mut p = Params::parse(bad).unwrap();
             assert!(matches!(SproutParams::from_params(&mut p), Err(SpecError::BadValue { .. })), "{bad}");

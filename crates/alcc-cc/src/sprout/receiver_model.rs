@@ -9,9 +9,21 @@
 //!    during part of the tick, so that idleness is not taken for an outage;
 //! 3. the forecast of 8 cumulative counts is recomputed.
 //!
-//! A report is emitted at the end of a tick when the forecast changed or when bytes were
-//! received or counted lost since the previous report (so at every tick while data flows, and
-//! the sender's queue estimate is never more than one tick behind).
+//! A tick is closed when the first packet after its end arrives, as in the reference's receiver,
+//! which runs its model only when a packet arrives ([`ReportClock::Arrival`], the default); the
+//! forecast then counts that packet among the bytes received, as the reference's does (it makes
+//! the forecast when it sends it). Our variant `sprout:report=tick` ([`ReportClock::Tick`])
+//! closes each tick at its end with a timer. A report is emitted when a tick closes and the
+//! forecast changed or bytes were received or counted lost since the previous report (so at
+//! every tick while data flows).
+//!
+//! What the difference does: while the link delivers continuously, the first packet after a
+//! tick's end arrives right after it and both clocks report at the same moment. When the
+//! sender's burst has drained before the tick ends (over a link faster than the model's highest
+//! rate, 1000 packets/s, the sender keeps only the forecast's 5 ticks of that rate in the
+//! network), the reference's forecast waits for the first packet of the next burst, so the
+//! sender refills the link once per round trip of that first packet rather than once per tick
+//! (bench/reference-results.md, "Sprout on links faster than its model").
 //!
 //! Bytes "received or lost": every arriving packet counts its bytes; a jump in sequence numbers
 //! counts each skipped number as one lost packet of the packet size. A packet arriving below
@@ -23,7 +35,7 @@ use std::time::Duration;
 use super::belief::RateBelief;
 use super::bins::{HORIZON_TICKS, TICK};
 use super::model::{LinkModel, TickObservation, Ticker};
-use super::params::SproutParams;
+use super::params::{ReportClock, SproutParams};
 use crate::controller::{Config, ReceiverModel};
 use crate::event::{Arrival, Forecast, ReceiverReport};
 use crate::time::Time;
@@ -32,6 +44,7 @@ use crate::time::Time;
 #[derive(Debug)]
 pub struct SproutReceiver {
     packet_bytes: u64,
+    report_clock: ReportClock,
     model: LinkModel,
     ticker: Ticker,
     bytes_this_tick: u64,
@@ -40,6 +53,11 @@ pub struct SproutReceiver {
     /// The sender announced it would not send before this time.
     idle_until: Option<Time>,
     reported: Option<([u32; HORIZON_TICKS], u64)>,
+    /// The end of the latest tick closed and not yet offered (with [`ReportClock::Arrival`],
+    /// until the arrival that closed it is counted).
+    closed_unreported: Option<Time>,
+    /// The latest arrival announced a pause (`time_to_next`): the next one starts a flight.
+    flight_ended: bool,
     pending: Option<Forecast>,
 }
 
@@ -48,6 +66,7 @@ impl SproutReceiver {
     pub fn new(params: SproutParams, config: &Config) -> SproutReceiver {
         SproutReceiver {
             packet_bytes: config.mss.max(1),
+            report_clock: params.report_clock,
             model: LinkModel::new(&params),
             ticker: Ticker::default(),
             bytes_this_tick: 0,
@@ -55,6 +74,8 @@ impl SproutReceiver {
             highest_seq: None,
             idle_until: None,
             reported: None,
+            closed_unreported: None,
+            flight_ended: true,
             pending: None,
         }
     }
@@ -93,22 +114,30 @@ impl SproutReceiver {
             TickObservation::Delivered(0) if announced_idle => TickObservation::Unobserved,
             seen => seen,
         };
-        let counts = self.model.tick(observation);
+        self.model.tick(observation);
         self.bytes_this_tick = 0;
-        let changed = match self.reported {
-            None => true,
-            Some((c, rol)) => c != counts || rol != self.received_or_lost,
-        };
-        if changed {
-            self.reported = Some((counts, self.received_or_lost));
-            self.pending = Some(Forecast {
-                received_or_lost_bytes: self.received_or_lost,
-                receiver_time: end,
-                tick: TICK,
-                counts: counts.to_vec(),
-                packet_bytes: u32::try_from(self.packet_bytes).unwrap_or(u32::MAX),
-            });
+        if self.report_clock.counts_closing_arrival() {
+            self.closed_unreported = Some(end);
+        } else {
+            self.offer(end);
         }
+    }
+
+    /// Makes the forecast of the tick that ended at `end` the pending report, when it or the
+    /// bytes received or lost changed since the last report.
+    fn offer(&mut self, end: Time) {
+        let counts = self.model.counts();
+        if self.reported == Some((counts, self.received_or_lost)) {
+            return;
+        }
+        self.reported = Some((counts, self.received_or_lost));
+        self.pending = Some(Forecast {
+            received_or_lost_bytes: self.received_or_lost,
+            receiver_time: end,
+            tick: TICK,
+            counts: counts.to_vec(),
+            packet_bytes: u32::try_from(self.packet_bytes).unwrap_or(u32::MAX),
+        });
     }
 }
 
@@ -137,6 +166,13 @@ impl ReceiverModel for SproutReceiver {
             }
         }
         self.idle_until = Some(now + arrival.hint.time_to_next.unwrap_or(Duration::ZERO));
+        let first_of_flight = self.flight_ended;
+        self.flight_ended = arrival.hint.time_to_next.is_some();
+        if self.report_clock.reports_at_arrival(first_of_flight) {
+            if let Some(end) = self.closed_unreported.take() {
+                self.offer(end);
+            }
+        }
     }
 
     fn on_timer(&mut self, now: Time) {
@@ -144,7 +180,7 @@ impl ReceiverModel for SproutReceiver {
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.ticker.end()
+        self.report_clock.timer(self.ticker.end())
     }
 
     fn take_report(&mut self, _now: Time) -> Option<ReceiverReport> {
@@ -158,9 +194,15 @@ mod tests {
     use crate::event::SenderHint;
 
     const MSS: u64 = 1500;
+    const HEARTBEAT: Duration = Duration::from_millis(50);
 
     fn receiver() -> SproutReceiver {
         SproutReceiver::new(SproutParams::default(), &Config { mss: MSS, seed: 0 })
+    }
+
+    fn receiver_with(report_clock: ReportClock) -> SproutReceiver {
+        let params = SproutParams { report_clock, ..SproutParams::default() };
+        SproutReceiver::new(params, &Config { mss: MSS, seed: 0 })
     }
 
     fn arrive(r: &mut SproutReceiver, at_us: u64, seq: u64, idle: Option<Duration>) {
@@ -176,7 +218,7 @@ mod tests {
 
     #[test]
     fn ticks_start_at_first_arrival_and_report_each_tick_with_data() {
-        let mut r = receiver();
+        let mut r = receiver_with(ReportClock::Tick);
         assert_eq!(r.next_timer(), None);
         let mut seq = 0;
         // 10 packets per 20 ms tick (500 packets/s) for 2 s.
@@ -240,8 +282,62 @@ mod tests {
     }
 
     #[test]
-    fn long_silence_is_caught_up_in_bounded_work() {
+    fn by_default_a_tick_is_reported_at_the_first_arrival_after_it() {
+        // 10 packets in the first tick (1 ms to 21 ms), then the link idles until 27 ms.
         let mut r = receiver();
+        for i in 0..10 {
+            arrive(&mut r, 1_000 + i * 1_000, i, None);
+        }
+        assert_eq!(r.next_timer(), None, "no timer: ticks close at arrivals");
+        assert!(forecast(&mut r, Time::from_millis(25)).is_none(), "the tick ended, nothing arrived since");
+        assert_eq!(r.ticks(), 0);
+        arrive(&mut r, 27_000, 10, None);
+        let f = forecast(&mut r, Time::from_millis(27)).expect("the first arrival after the tick reports it");
+        assert_eq!(r.ticks(), 1);
+        assert_eq!(f.receiver_time, Time::from_millis(21), "the tick's end");
+        assert_eq!(f.received_or_lost_bytes, 11 * MSS, "counts the packet that closed the tick");
+        // That packet belongs to the second tick's observation: with no more arrivals in it,
+        // the third tick's first packet reports the second, which saw 1 packet.
+        arrive(&mut r, 45_000, 11, None);
+        let f = forecast(&mut r, Time::from_millis(45)).expect("second tick reported");
+        assert_eq!(f.receiver_time, Time::from_millis(41));
+        assert_eq!(f.received_or_lost_bytes, 12 * MSS);
+        // The variant reports at the tick's end, by its timer, before any later arrival.
+        let mut t = receiver_with(ReportClock::Tick);
+        for i in 0..10 {
+            arrive(&mut t, 1_000 + i * 1_000, i, None);
+        }
+        assert_eq!(t.next_timer(), Some(Time::from_millis(21)));
+        t.on_timer(Time::from_millis(21));
+        let f = forecast(&mut t, Time::from_millis(21)).expect("reported at the tick's end");
+        assert_eq!(f.received_or_lost_bytes, 10 * MSS);
+    }
+
+    #[test]
+    fn the_flight_clock_reports_at_the_first_packet_of_a_flight() {
+        let mut r = receiver_with(ReportClock::Flight);
+        // A flight of 10 packets, the last announcing a pause, then a second flight from 15 ms
+        // that runs past the tick's end at 21 ms.
+        for i in 0..10 {
+            let last = (i == 9).then_some(HEARTBEAT);
+            arrive(&mut r, 1_000 + i * 1_000, i, last);
+        }
+        for i in 10..20 {
+            arrive(&mut r, 5_000 + i * 1_000, i, None);
+        }
+        assert_eq!(r.ticks(), 1, "the tick closed at 22 ms");
+        assert!(forecast(&mut r, Time::from_millis(24)).is_none(), "mid-flight: not reported");
+        arrive(&mut r, 25_000, 20, Some(HEARTBEAT));
+        assert!(forecast(&mut r, Time::from_millis(25)).is_none(), "still the same flight");
+        arrive(&mut r, 30_000, 21, None);
+        let f = forecast(&mut r, Time::from_millis(30)).expect("the next flight's first packet reports");
+        assert_eq!(f.receiver_time, Time::from_millis(21));
+        assert_eq!(f.received_or_lost_bytes, 22 * MSS);
+    }
+
+    #[test]
+    fn long_silence_is_caught_up_in_bounded_work() {
+        let mut r = receiver_with(ReportClock::Tick);
         arrive(&mut r, 0, 0, None);
         r.on_timer(Time::from_millis(3_600_000));
         assert_eq!(r.ticks(), super::super::model::MAX_CATCH_UP_TICKS);
