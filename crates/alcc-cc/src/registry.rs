@@ -61,7 +61,7 @@ pub static ENTRIES: &[Entry] = &[
     },
     Entry {
         name: "sprout",
-        about: "Sprout (NSDI 2013), forecasts from the receiver; target=MS (100), confidence=PERCENTILE (5), clock=arrival|half_rtt (arrival, the reference's), report=arrival|tick|flight (arrival, the reference's)",
+        about: "Sprout (NSDI 2013), forecasts from the receiver; target=MS (100), confidence=PERCENTILE (5), clock=arrival|half_rtt (arrival, the reference's), report=arrival|tick (arrival, the reference's)",
         sender: |p, c| Ok(Box::new(SproutSender::new(SproutParams::from_params(p)?, c))),
         receiver: Some(|p, c| Ok(Box::new(SproutReceiver::new(SproutParams::from_params(p)?, c)))),
     },

@@ -35,12 +35,6 @@ pub enum ReportClock {
     /// At the tick's end, by a timer, whether or not a packet arrived since (our variant
     /// `sprout:report=tick`): the sender hears of every tick one feedback delay after it ends.
     Tick,
-    /// At the first packet of the sender's next flight (the packet after one that announced a
-    /// pause with `time_to_next`) after the tick's end: the timing of the reference's example
-    /// program `sproutbt2`, whose receiver sends its forecast on its own reverse data, and whose
-    /// reverse sender starts a flight when the forward flight's first packet brings it a
-    /// forecast (`sprout:report=flight`).
-    Flight,
 }
 
 impl ReportClock {
@@ -48,18 +42,8 @@ impl ReportClock {
     /// close only at arrivals.
     pub fn timer(self, tick_end: Option<Time>) -> Option<Time> {
         match self {
-            ReportClock::Arrival | ReportClock::Flight => None,
+            ReportClock::Arrival => None,
             ReportClock::Tick => tick_end,
-        }
-    }
-
-    /// Whether an arrival may report the ticks closed before it, given whether it is the first
-    /// packet of a flight.
-    pub fn reports_at_arrival(self, first_of_flight: bool) -> bool {
-        match self {
-            ReportClock::Arrival => true,
-            ReportClock::Flight => first_of_flight,
-            ReportClock::Tick => false,
         }
     }
 
@@ -68,7 +52,7 @@ impl ReportClock {
     /// after that packet was counted), rather than being made at the close.
     pub fn counts_closing_arrival(self) -> bool {
         match self {
-            ReportClock::Arrival | ReportClock::Flight => true,
+            ReportClock::Arrival => true,
             ReportClock::Tick => false,
         }
     }
@@ -124,9 +108,8 @@ impl SproutParams {
             "half_rtt" => ForecastClock::HalfRtt,
             _ => ForecastClock::Arrival,
         };
-        let report_clock = match params.take_choice("report", "arrival", &["arrival", "tick", "flight"])? {
+        let report_clock = match params.take_choice("report", "arrival", &["arrival", "tick"])? {
             "tick" => ReportClock::Tick,
-            "flight" => ReportClock::Flight,
             _ => ReportClock::Arrival,
         };
         Ok(SproutParams {
