@@ -14,9 +14,9 @@
 //! # Mapping to the controller contract
 //!
 //! - Verus is allowance-based: each epoch adds S packets to a send allowance, and each ACK
-//!   in slow start adds `max(0, W - Wcrt)`, `Wcrt` counting only packets already sent (so
-//!   ACKs handled before their packets leave allow them again, as in the reference; unbounded
-//!   by default, [`variant`]). [`Controller::decision`] exposes it as
+//!   in slow start adds `max(0, W - Wcrt)`, `Wcrt` counting the allowance not yet sent (what
+//!   earlier ACKs of the same instant granted) as if already sent: the reference's sending
+//!   thread sends it while the next ACK is read ([`variant`]). [`Controller::decision`] exposes it as
 //!   `window = bytes_in_flight + allowance`, so the transport sends exactly the allowance;
 //!   [`Controller::on_sent`] consumes it.
 //! - No pacing: like the reference, each epoch's packets leave back to back (at most one
@@ -547,7 +547,8 @@ impl Controller for Verus {
             // allowance.
             let binds = in_use.window_limited && !self.flight_held_below_w;
             let wcrt = self.packets_in_flight();
-            self.grant(self.w - wcrt, binds);
+            let unsent = self.allowance as f64 / self.mss as f64;
+            self.grant(self.variant.slow_start_grant(self.w, wcrt, unsent), binds);
         }
         self.cut_held_allowance();
     }
