@@ -16,8 +16,9 @@
 //! - Verus is allowance-based: each epoch adds S packets to a send allowance, and each ACK
 //!   in slow start adds `max(0, W - Wcrt)`, `Wcrt` counting the allowance not yet sent (what
 //!   earlier ACKs of the same instant granted) as if already sent: the reference's sending
-//!   thread sends it while the next ACK is read ([`variant`]). [`Controller::decision`] exposes it as
-//!   `window = bytes_in_flight + allowance`, so the transport sends exactly the allowance;
+//!   thread sends it while the next ACK is read ([`variant`]). [`Controller::decision`]
+//!   exposes it as `window = bytes_in_flight + allowance`, so the transport sends exactly the
+//!   allowance;
 //!   [`Controller::on_sent`] consumes it.
 //! - No pacing: like the reference, each epoch's packets leave back to back (at most one
 //!   epoch's worth, a 5 ms burst at the target rate).
