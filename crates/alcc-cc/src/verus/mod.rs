@@ -548,7 +548,9 @@ impl Controller for Verus {
             // allowance.
             let binds = in_use.window_limited && !self.flight_held_below_w;
             let wcrt = self.packets_in_flight();
-            let unsent = self.allowance as f64 / self.mss as f64;
+            // Whole packets only: the transport's packets may be smaller than `mss` (UDP's carry
+            // 1412 bytes of a 1448-byte grant), and the bytes left over send nothing.
+            let unsent = (self.allowance as f64 / self.mss as f64).floor();
             self.grant(self.variant.slow_start_grant(self.w, wcrt, unsent), binds);
         }
         self.cut_held_allowance();

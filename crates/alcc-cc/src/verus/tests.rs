@@ -180,6 +180,49 @@ fn a_large_batch_of_acks_in_slow_start_lets_out_at_most_w() {
     assert!(h.bif() + MSS > w.floor() as u64 * MSS, "flight {} packets, W {w}", h.bif() / MSS);
 }
 
+/// The UDP transport's packets carry 1412 bytes of each 1448-byte (`mss`) grant: the bytes left
+/// over are not a packet and must not count as one unsent. Slow start still lets out two
+/// packets per ACK (W + 1, Wcrt - 1); counting the leftover bytes as a fraction of a packet, the
+/// grant rounded down to one packet per ACK and W grew by one per round trip's worth of ACKs
+/// (W = 5 at 0.1 s on TMobile-LTE-short, where the authors' was 40).
+#[test]
+fn slow_start_doubles_with_packets_smaller_than_the_mss() {
+    const PAYLOAD: u64 = MSS * 39 / 40;
+    let mut v = Verus::new(6.0, &Config { mss: MSS, seed: 0 });
+    let mut next_seq = 1;
+    let mut in_flight: Vec<(u64, u64, Time)> = Vec::new();
+    let mut now = ms(0);
+    for _round in 0..6 {
+        // Send what the decision allows, in packets of PAYLOAD bytes.
+        let mut bif = in_flight.len() as u64 * PAYLOAD;
+        while bif + PAYLOAD <= v.decision().window {
+            bif += PAYLOAD;
+            let memo = v.on_sent(now, &SentPacket { seq: next_seq, bytes: PAYLOAD, bytes_in_flight: bif });
+            in_flight.push((next_seq, memo, now));
+            next_seq += 1;
+        }
+        now += Duration::from_millis(40);
+        for (seq, memo, sent_at) in std::mem::take(&mut in_flight) {
+            bif -= PAYLOAD;
+            let ack = AckSample {
+                seq,
+                bytes: PAYLOAD,
+                sent_at,
+                rtt: now - sent_at,
+                bytes_in_flight: bif,
+                delivered: 0,
+                memo,
+            };
+            v.on_ack(now, &ack);
+        }
+    }
+    // Rounds of 1, 2, 4, 8, 16, 32 packets: W = 64 after the sixth (one more packet where the
+    // leftover bytes of 40 grants made up a packet of PAYLOAD bytes).
+    let sent = next_seq - 1;
+    assert!((63..=64).contains(&sent), "{sent} packets sent, W {}", v.target_window());
+    assert_eq!(v.target_window(), sent as f64 + 1.0);
+}
+
 /// Slow start ends on a high RTT at `W = 0.7 x w` where no packet was ever sent at window
 /// `0.7 x w` (a burst stamps all its packets with one window): the reference reads the unset
 /// profile entry, so `Dest` = -1 ms and the next epoch maps it to W = 1 (nothing more is sent
