@@ -15,7 +15,7 @@
 //!    so the default counts the allowance not yet sent (what earlier ACKs of the instant
 //!    allowed) as in flight: the flight after a batch is W. Counting only sent packets, a batch
 //!    of k ACKs allowed about k^2 packets beyond W (bench/reference-results.md,
-//!    "TMobile-LTE-short and ATT-LTE-driving: slow start's batches of ACKs"). Beyond that,
+//!    "udp-verus: slow start's batches of ACKs"). Beyond that,
 //!    nothing caps the allowance where W binds. `bounded` counts only sent packets and caps the
 //!    unsent allowance at `W + 1` packets (rounds of 1, 2, 5, 10, 20). Both variants cap it
 //!    where the transport holds the flight below W (kernel mode's cwnd, an application-limited
