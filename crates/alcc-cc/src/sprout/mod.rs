@@ -36,10 +36,11 @@
 //! theirs deliver the same (bench/reference-results.md). On links faster than the model's
 //! highest rate (1000 packets/s, about 11.5 Mbit/s on the wire) the sender keeps about 5 ticks
 //! of that rate in the network, the link drains it between refills, and how often refills come
-//! sets the throughput: `sproutbt2` refills once per round trip of a burst's first packet (its
-//! forecasts ride its reverse flow, whose flights start when the forward flight's first packet
-//! brings a forecast), 21-23 ms apart at 10 ms one way, ours every 20 ms tick, so ours delivers
-//! 5-11 % more on Verizon-LTE-driving-60s and TMobile-LTE-short with an idle uplink
+//! sets the throughput. `sproutbt2`'s forecasts leave on its reverse flow's packets (the first
+//! packet of a reverse flight, which starts when a forward forecast arrives), and its main
+//! refills come 21-23 ms apart (at 10 ms one way, one round trip after the previous burst's
+//! first packet), ours every 20 ms tick: with an idle uplink ours delivered 5-11 % more on
+//! Verizon-LTE-driving-60s and TMobile-LTE-short at 10 ms one way, 1-3 % at 5 and 20 ms
 //! (bench/reference-results.md, "Sprout on links faster than its model").
 
 pub mod ack_inference;
