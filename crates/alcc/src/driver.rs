@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use alcc_cc::Time;
 
 use crate::coupling::groups::Groups;
-use crate::flow::{Flow, Next};
+use crate::flow::{Flow, Next, WokenBy};
 use crate::step_latency::{LatencyRecorder, StepLatency};
 use crate::sys::{self, Epoll, EventFd, TimerFd};
 
@@ -231,7 +231,8 @@ struct Loop<'a> {
     deadlines: BinaryHeap<Reverse<(Time, FlowId)>>,
     /// The process's flow groups (src/coupling).
     groups: Groups,
-    due: Vec<FlowId>,
+    /// The flows to step in this wake-up, and why.
+    due: Vec<(FlowId, WokenBy)>,
     /// This wake-up's step durations, nanoseconds (recorded at its end).
     step_ns: Vec<u64>,
 }
@@ -287,13 +288,13 @@ fn serve(l: &mut Loop<'_>, timer: &TimerFd) {
                     for flow in inbox.new {
                         l.add(flow);
                     }
-                    l.due.extend(inbox.wake);
+                    l.due.extend(inbox.wake.into_iter().map(|id| (id, WokenBy::Other)));
                 }
                 Token::Timer => {
                     timer.drain();
                     armed = None;
                 }
-                Token::Flow(id) => l.due.push(id),
+                Token::Flow(id) => l.due.push((id, WokenBy::Socket)),
             }
         }
         let now = sys::now();
@@ -304,14 +305,16 @@ fn serve(l: &mut Loop<'_>, timer: &TimerFd) {
             l.deadlines.pop();
             if let Some(f) = l.flows.get_mut(&id).filter(|f| f.scheduled == Some(t)) {
                 f.scheduled = None;
-                l.due.push(id);
+                l.due.push((id, WokenBy::Other));
             }
         }
+        // One step per flow; a flow due for a deadline or the application as well as for
+        // its socket is stepped as woken by the other (`WokenBy::Other` sorts first).
         l.due.sort_unstable();
-        l.due.dedup();
+        l.due.dedup_by_key(|(id, _)| *id);
         let due = std::mem::take(&mut l.due);
-        for &id in &due {
-            l.step(id, now);
+        for &(id, woken_by) in &due {
+            l.step(id, now, woken_by);
         }
         l.due = due;
         // Drop stale deadlines from the top so that they do not wake the thread.
@@ -346,7 +349,7 @@ impl Loop<'_> {
             return;
         }
         self.flows.insert(id, flow);
-        self.due.push(id);
+        self.due.push((id, WokenBy::Other));
     }
 
     /// The driver thread is going: every flow it holds or was handed fails with
@@ -366,18 +369,19 @@ impl Loop<'_> {
         self.driver.flows.store(0, Ordering::Relaxed);
     }
 
-    fn step(&mut self, id: FlowId, now: Time) {
+    fn step(&mut self, id: FlowId, now: Time, woken_by: WokenBy) {
         let Some(flow) = self.flows.get_mut(&id) else { return };
         let started = Instant::now();
         let groups = &mut self.groups;
-        let next = catch_unwind(AssertUnwindSafe(|| flow.step(now, groups))).unwrap_or_else(|payload| {
-            // The flow's state may be half-updated: it ends here, the others go on.
-            let message =
-                format!("alcc: this flow failed inside the driver: {}", panic_message(payload.as_ref()));
-            flow.shared.lock().fail(io::ErrorKind::Other, message);
-            flow.shared.notify();
-            Next::Release
-        });
+        let next =
+            catch_unwind(AssertUnwindSafe(|| flow.step(now, groups, woken_by))).unwrap_or_else(|payload| {
+                // The flow's state may be half-updated: it ends here, the others go on.
+                let message =
+                    format!("alcc: this flow failed inside the driver: {}", panic_message(payload.as_ref()));
+                flow.shared.lock().fail(io::ErrorKind::Other, message);
+                flow.shared.notify();
+                Next::Release
+            });
         self.step_ns.push(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX));
         match next {
             Next::Keep(wake) => {

@@ -28,6 +28,11 @@ pub struct KernelFeedback {
     acked_base: Option<u64>,
     retrans_seen: u32,
     last_info: TcpInfo,
+    /// A TCP_INFO read by [`nothing_new`](Self::nothing_new) that found news: the step's
+    /// [`collect`](FeedbackSource::collect) settles with it instead of reading another.
+    read_ahead: Option<TcpInfo>,
+    /// Steps that [`nothing_new`](Self::nothing_new) ended at once, for diagnostics.
+    pub quiet_steps: u64,
     /// ACK timestamps received, for diagnostics.
     pub ack_stamps: u64,
     /// Chunks acknowledged through TCP_INFO because their stamp had not arrived.
@@ -78,6 +83,33 @@ impl KernelFeedback {
     /// any byte was written; `closed` says who reads the error of a closed connection.
     pub fn new(closed: ClosedSocket) -> KernelFeedback {
         KernelFeedback { closed, ..KernelFeedback::default() }
+    }
+
+    /// Whether the socket has nothing new for a step woken by its event: TCP_INFO shows no
+    /// byte acknowledged and no segment retransmitted since the last
+    /// [`collect`](FeedbackSource::collect), the connection open, and the kernel holding at
+    /// least half of `notsent_lowat` unsent (TCP_NOTSENT_LOWAT: below that half the kernel
+    /// reports room, and the step writes). Then only SCHED stamps can be queued (an ACK stamp
+    /// is queued in the same pass under the socket lock that counts its bytes in
+    /// `tcpi_bytes_acked`); they wait for the next collect, which reads them before the ACK
+    /// stamps of their chunks. Otherwise the TCP_INFO read here is kept for that collect.
+    pub fn nothing_new(&mut self, fd: RawFd, notsent_lowat: u32) -> io::Result<bool> {
+        if self.acked_base.is_none() {
+            return Ok(false);
+        }
+        let info = sys::tcp_info(fd)?;
+        let unsent = u64::from(info.notsent_bytes);
+        let quiet = !info.is_closed()
+            && info.bytes_acked == self.last_info.bytes_acked
+            && info.total_retrans == self.last_info.total_retrans
+            && unsent > 0
+            && 2 * unsent >= u64::from(notsent_lowat);
+        if quiet {
+            self.quiet_steps += 1;
+        } else {
+            self.read_ahead = Some(info);
+        }
+        Ok(quiet)
     }
 
     /// The TCP_INFO read by the last [`collect`](FeedbackSource::collect).
@@ -201,7 +233,10 @@ impl FeedbackSource for KernelFeedback {
         // came between the two reads was settled by TCP_INFO with an RTT guessed from the
         // driver's clock (20-40 chunks in a 20 s run; shorter than the path when timed at the
         // step's start, up to the driver's wait for a core longer when timed at the read).
-        let info = sys::tcp_info(fd)?;
+        let info = match self.read_ahead.take() {
+            Some(info) => info,
+            None => sys::tcp_info(fd)?,
+        };
         // The socket's pending error (a reset, a timeout) is read only once TCP_INFO shows
         // the connection closed, which every such error does: no SO_ERROR call per step.
         if info.is_closed() {
@@ -322,6 +357,60 @@ mod tests {
         out.clear();
         f.take_stamps(&[ack(start - 1448, realtime)], now, realtime, &mut chunks, &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn a_socket_holding_unsent_bytes_without_news_has_nothing_new_until_an_ack() {
+        use std::io::Read;
+        const LOWAT: u32 = 64 << 10;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        // A small receive buffer that the receiver leaves unread: the sender's kernel holds
+        // what it cannot send (the peer's window is shut).
+        sys::set_int(listener.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, 16 << 10).unwrap();
+        let mut sender = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut receiver, _) = listener.accept().unwrap();
+        let fd = sender.as_raw_fd();
+        sys::set_int(fd, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, LOWAT as libc::c_int).unwrap();
+        sys::enable_ack_timestamps(fd).unwrap();
+        sender.set_nonblocking(true).unwrap();
+        let mut f = KernelFeedback::new(ClosedSocket::TakeError);
+        let mut chunks = SentChunks::new();
+        let mut out = Vec::new();
+        // No collect yet: no TCP_INFO to compare with.
+        assert!(!f.nothing_new(fd, LOWAT).unwrap());
+        f.read_ahead = None;
+        // The flow's first step reads TCP_INFO before anything is written.
+        f.collect(fd, sys::now(), &mut chunks, &mut out).unwrap();
+        let block = [5u8; 1448];
+        while let Ok(n) = sender.write(&block) {
+            chunks.push(n as u64, sys::now(), 0);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        f.collect(fd, sys::now(), &mut chunks, &mut out).unwrap();
+        assert!(f.last_info().notsent_bytes >= LOWAT / 2, "{:?}", f.last_info());
+        // Nothing acknowledged since: a socket event changes nothing (a SCHED stamp's).
+        assert!(f.nothing_new(fd, LOWAT).unwrap());
+        assert_eq!((f.quiet_steps, f.read_ahead.is_some()), (1, false));
+        // Not while less than half the low-water mark waits: the step writes.
+        assert!(!f.nothing_new(fd, 4 * f.last_info().notsent_bytes).unwrap());
+        f.read_ahead = None;
+        // The receiver reads: the window opens, more is sent and acknowledged.
+        let mut buf = vec![0u8; 64 << 10];
+        receiver.set_nonblocking(true).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let acked = f.last_info().bytes_acked;
+        while sys::tcp_info(fd).unwrap().bytes_acked == acked {
+            assert!(std::time::Instant::now() < deadline, "nothing acknowledged after the read");
+            let _ = receiver.read(&mut buf);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(!f.nothing_new(fd, LOWAT).unwrap());
+        let kept = f.read_ahead.expect("the TCP_INFO that found news is kept");
+        assert!(kept.bytes_acked > acked);
+        out.clear();
+        f.collect(fd, sys::now(), &mut chunks, &mut out).unwrap();
+        assert!(f.read_ahead.is_none() && !out.is_empty(), "the collect settled the acknowledged chunks");
+        assert!(f.last_info().bytes_acked >= kept.bytes_acked);
     }
 
     #[test]

@@ -56,6 +56,15 @@ const STALL_POLL: Duration = Duration::from_millis(200);
 /// step would free them between two writes of a busy flow.
 const IDLE_LOOK: Duration = Duration::from_millis(200);
 
+/// Why the driver steps a flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum WokenBy {
+    /// A deadline passed, the application asked, or the flow is new.
+    Other,
+    /// Only its socket reported an event (an ACK timestamp, a SCHED timestamp, room).
+    Socket,
+}
+
 /// What the driver should do with a flow after a step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Next {
@@ -163,9 +172,10 @@ impl Flow {
         self.membership.leave(groups, sys::now());
     }
 
-    /// One step. Never blocks. `groups` are the process's flow groups.
-    pub fn step(&mut self, now: Time, groups: &mut Groups) -> Next {
-        match self.try_step(now, groups) {
+    /// One step. Never blocks. `groups` are the process's flow groups; `woken_by`, why the
+    /// driver steps it.
+    pub fn step(&mut self, now: Time, groups: &mut Groups, woken_by: WokenBy) -> Next {
+        match self.try_step(now, groups, woken_by) {
             Ok(next) => next,
             Err(e) => {
                 self.transport.on_failure(self.fd.as_raw_fd());
@@ -179,8 +189,17 @@ impl Flow {
         }
     }
 
-    fn try_step(&mut self, now: Time, groups: &mut Groups) -> io::Result<Next> {
+    fn try_step(&mut self, now: Time, groups: &mut Groups, woken_by: WokenBy) -> io::Result<Next> {
         let fd = self.fd.as_raw_fd();
+        if woken_by == WokenBy::Socket && self.control.is_controlled() && !self.shut {
+            // A kernel-mode socket event with nothing acknowledged, nothing retransmitted and
+            // the kernel still holding unsent bytes (a SCHED stamp of a segment it sent from
+            // its queue) changes nothing this step would act on: the stamp waits in the error
+            // queue for the step of the next acknowledgement.
+            if self.transport.nothing_new(fd, self.options.notsent_lowat)? {
+                return Ok(Next::Keep(self.scheduled));
+            }
+        }
         if let Some(e) = self.transport.take_error(fd)? {
             return Err(e);
         }

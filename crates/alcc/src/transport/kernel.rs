@@ -22,6 +22,17 @@
 //! with the recording switched off: no stamp, no wake-up at its acknowledgement; TCP_INFO,
 //! read at every step, acknowledges it, and the flow polls it while bytes are in flight
 //! ([`KernelTransport::polls_for_acks`]).
+//!
+//! A segment the kernel sends from its queue of unsent bytes (held back by its window or its
+//! pacing) brings its SCHED stamp when it leaves, and the stamp wakes the driver: with the
+//! queue full, one wake-up per segment, each of which used to be a whole step (TCP_INFO, the
+//! error queue, a write the socket took and one it refused). A step woken by the socket alone
+//! now first reads TCP_INFO: with nothing newly acknowledged or retransmitted and at least
+//! half of TCP_NOTSENT_LOWAT still unsent (the kernel has plenty to send before anything
+//! written now, and reports room, EPOLLOUT, below that half) it ends there
+//! ([`KernelTransport::nothing_new`]). The stamp stays in the error queue and is read, before
+//! the ACK stamp of its chunk, by the next step that has an acknowledgement to settle: what
+//! the controller hears is unchanged.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -154,6 +165,16 @@ impl KernelTransport {
     /// last chunk went without timestamps, so no stamp will wake it when it is acknowledged.
     pub fn polls_for_acks(&self) -> bool {
         self.unstamped
+    }
+
+    /// Whether a step woken by the socket alone has nothing to do (see the module docs):
+    /// the chunks are stamped (an unstamped flow learns of acknowledgements only by polling),
+    /// and [`KernelFeedback::nothing_new`] says so.
+    pub fn nothing_new(&mut self, fd: RawFd, notsent_lowat: u32) -> io::Result<bool> {
+        if self.unstamped || self.recording == Recording::Unprepared {
+            return Ok(false);
+        }
+        self.feedback.nothing_new(fd, notsent_lowat)
     }
 
     /// Writes `chunk` (the kernel may take part of it); `None` if the socket is full.

@@ -122,6 +122,17 @@ impl Transport {
         !matches!(self, Transport::Kernel(_))
     }
 
+    /// Whether a step woken by the socket alone may end at once: in kernel mode, when TCP_INFO
+    /// shows nothing newly acknowledged or retransmitted and the kernel holds at least half
+    /// of `notsent_lowat` unsent ([`KernelTransport::nothing_new`]). Framed and UDP mode read
+    /// their feedback from the socket: never.
+    pub fn nothing_new(&mut self, fd: RawFd, notsent_lowat: u32) -> io::Result<bool> {
+        match self {
+            Transport::Kernel(t) => t.nothing_new(fd, notsent_lowat),
+            Transport::Framed(_) | Transport::Udp(_) => Ok(false),
+        }
+    }
+
     /// Whether the flow must re-read its feedback now and then while bytes are in flight,
     /// because no event on the socket will tell of their acknowledgement: kernel mode after a
     /// chunk that went without timestamps ([`KernelTransport::polls_for_acks`]); framed and
