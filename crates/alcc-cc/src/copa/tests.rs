@@ -372,6 +372,31 @@ fn one_ack_that_finds_the_queue_emptied_ends_the_competitive_mode_at_once() {
     assert_eq!(f.copa.delta(), DEFAULT_DELTA);
 }
 
+/// A late ACK of a packet the transport declared lost is an ACK to Copa, as every ACK is to
+/// genericCC's `onACK`: an RTT sample that restarts the "no ACK for 2 s" clock.
+#[test]
+fn a_late_ack_is_an_ack_and_restarts_the_two_second_clock() {
+    let mut f = flow_out_of_slow_start(CopaParams::default());
+    f.ack(80_000, 40);
+    f.lose(90_000);
+    let (now, rtt) = (Time::from_micros(1_500_000), Duration::from_millis(1_450));
+    let late = AckSample {
+        seq: 0,
+        bytes: MSS,
+        sent_at: now.saturating_sub(rtt),
+        rtt,
+        bytes_in_flight: 0,
+        delivered: 0,
+        memo: 0,
+    };
+    let samples = f.copa.rtt.srtt();
+    f.copa.on_late_ack(now, &late);
+    assert_eq!(f.copa.next_timer(), Some(Time::from_micros(3_500_000)));
+    assert_ne!(f.copa.rtt.srtt(), samples, "its RTT is a sample");
+    f.copa.on_timer(Time::from_micros(2_080_000));
+    assert!(!f.copa.in_slow_start(), "no reset 2 s after the last in-flight ACK");
+}
+
 #[test]
 fn resets_after_two_seconds_without_ack() {
     let mut f = flow_out_of_slow_start(CopaParams::default());
