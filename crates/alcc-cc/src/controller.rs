@@ -50,9 +50,9 @@ impl Default for Config {
 /// [`on_sent`](Self::on_sent) for every packet it sends, [`on_ack`](Self::on_ack) for every
 /// acknowledged packet, [`on_loss`](Self::on_loss) for every packet it gives up on,
 /// [`on_late_ack`](Self::on_late_ack) for the first ACK of a packet it gave up on (transports
-/// that can tell: the simulator and UDP mode), [`on_report`](Self::on_report) for every receiver report, and [`on_timer`](Self::on_timer)
-/// once [`next_timer`](Self::next_timer) has passed. After any call it reads
-/// [`decision`](Self::decision).
+/// that can tell: the simulator and UDP mode), [`on_report`](Self::on_report) for every
+/// receiver report, and [`on_timer`](Self::on_timer) once [`next_timer`](Self::next_timer) has
+/// passed. After any call it reads [`decision`](Self::decision).
 pub trait Controller: Send {
     /// The algorithm's registry name (`"copa"`, `"verus"`, ...).
     fn name(&self) -> &'static str;
