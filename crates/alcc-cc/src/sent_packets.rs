@@ -40,6 +40,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::controller::Controller;
 use crate::event::{AckSample, LossEvent};
 use crate::rtt::RttEstimator;
 use crate::time::{duration_micros, Time};
@@ -70,6 +71,24 @@ pub enum Acknowledged {
     /// still kept: for [`Controller::on_late_ack`](crate::Controller::on_late_ack). The
     /// sample's `bytes_in_flight` is the flight now, unchanged by this ACK.
     DeclaredLost(AckSample),
+}
+
+impl Acknowledged {
+    /// Hands the acknowledgement to `controller` as its contract says (`on_ack` for a packet
+    /// in flight, `on_late_ack` for one declared lost), and returns the sample of a packet that
+    /// was in flight: the acknowledgements a transport counts as its own.
+    pub fn deliver_to(self, now: Time, controller: &mut dyn Controller) -> Option<AckSample> {
+        match self {
+            Acknowledged::InFlight(sample) => {
+                controller.on_ack(now, &sample);
+                Some(sample)
+            }
+            Acknowledged::DeclaredLost(sample) => {
+                controller.on_late_ack(now, &sample);
+                None
+            }
+        }
+    }
 }
 
 /// Packets in flight, indexed by consecutive sequence numbers.

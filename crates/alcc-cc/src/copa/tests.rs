@@ -15,6 +15,19 @@ struct Flow {
     seq: u64,
 }
 
+/// One packet's acknowledgement at `now` with round-trip time `rtt`.
+fn sample(seq: u64, now: Time, rtt: Duration) -> AckSample {
+    AckSample {
+        seq,
+        bytes: MSS,
+        sent_at: now.saturating_sub(rtt),
+        rtt,
+        bytes_in_flight: 0,
+        delivered: 0,
+        memo: 0,
+    }
+}
+
 impl Flow {
     fn new(params: CopaParams) -> Flow {
         Flow { copa: Copa::new(params, &Config { mss: MSS, seed: 0 }), seq: 0 }
@@ -22,16 +35,7 @@ impl Flow {
 
     fn ack(&mut self, at_us: u64, rtt_ms: u64) {
         let now = Time::from_micros(at_us);
-        let rtt = Duration::from_millis(rtt_ms);
-        let ack = AckSample {
-            seq: self.seq,
-            bytes: MSS,
-            sent_at: now.saturating_sub(rtt),
-            rtt,
-            bytes_in_flight: 0,
-            delivered: 0,
-            memo: 0,
-        };
+        let ack = sample(self.seq, now, Duration::from_millis(rtt_ms));
         self.seq += 1;
         self.copa.on_ack(now, &ack);
     }
@@ -380,15 +384,7 @@ fn a_late_ack_is_an_ack_and_restarts_the_two_second_clock() {
     f.ack(80_000, 40);
     f.lose(90_000);
     let (now, rtt) = (Time::from_micros(1_500_000), Duration::from_millis(1_450));
-    let late = AckSample {
-        seq: 0,
-        bytes: MSS,
-        sent_at: now.saturating_sub(rtt),
-        rtt,
-        bytes_in_flight: 0,
-        delivered: 0,
-        memo: 0,
-    };
+    let late = sample(0, now, rtt);
     let samples = f.copa.rtt.srtt();
     f.copa.on_late_ack(now, &late);
     assert_eq!(f.copa.next_timer(), Some(Time::from_micros(3_500_000)));

@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::controller::Controller;
 use crate::event::SentPacket;
 use crate::pacer::Pacer;
-use crate::sent_packets::{Acknowledged, SentPackets};
+use crate::sent_packets::SentPackets;
 use crate::sim::ack::AckPolicy;
 use crate::sim::bottleneck::Queued;
 use crate::sim::clock::{after_fired, Advance};
@@ -251,13 +251,10 @@ impl<'a> Shared<'a> {
                 f.acked_through = f.acked_through.max(through);
                 for i in first..f.acked_through {
                     let seq = f.received[i];
-                    match f.sent.on_ack(now, seq) {
-                        Some(Acknowledged::InFlight(sample)) => {
-                            f.acks.push(AckRecord { at: now, seq, bytes: sample.bytes });
-                            f.controller.on_ack(now, &sample);
-                        }
-                        Some(Acknowledged::DeclaredLost(sample)) => f.controller.on_late_ack(now, &sample),
-                        None => {}
+                    let acked =
+                        f.sent.on_ack(now, seq).and_then(|a| a.deliver_to(now, f.controller.as_mut()));
+                    if let Some(sample) = acked {
+                        f.acks.push(AckRecord { at: now, seq, bytes: sample.bytes });
                     }
                 }
             }

@@ -21,7 +21,7 @@ use crate::controller::{Config, Controller, ReceiverModel};
 use crate::event::{Arrival, ReceiverReport, SenderHint, SentPacket};
 use crate::pacer::Pacer;
 use crate::registry;
-use crate::sent_packets::{Acknowledged, SentPackets};
+use crate::sent_packets::SentPackets;
 use crate::sim::ack::{AckClock, AckPolicy};
 use crate::sim::bottleneck::{QueueLimit, Queued};
 use crate::sim::capacity::Capacity;
@@ -407,13 +407,10 @@ impl<'a> Run<'a> {
                 self.acked_through = self.acked_through.max(through);
                 for i in first..self.acked_through {
                     let seq = self.received[i];
-                    match self.sent.on_ack(now, seq) {
-                        Some(Acknowledged::InFlight(sample)) => {
-                            self.acks.push(AckRecord { at: now, seq, bytes: sample.bytes });
-                            self.controller.on_ack(now, &sample);
-                        }
-                        Some(Acknowledged::DeclaredLost(sample)) => self.controller.on_late_ack(now, &sample),
-                        None => {}
+                    let acked =
+                        self.sent.on_ack(now, seq).and_then(|a| a.deliver_to(now, self.controller.as_mut()));
+                    if let Some(sample) = acked {
+                        self.acks.push(AckRecord { at: now, seq, bytes: sample.bytes });
                     }
                 }
             }
