@@ -49,12 +49,34 @@ pub(crate) enum Allowance {
 /// How the next chunk is sized (see [`chunk_size`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Sizing {
-    /// Segment size.
+    /// The kernel's segment size.
     pub mss: u64,
+    /// The controller's packet: the size its window counts in ([`crate::Options::mss`]).
+    pub packet: u64,
     /// What "a millisecond of sending" is measured against.
     pub clock: SendClock,
     /// Largest chunk.
     pub max_chunk: u64,
+}
+
+impl Sizing {
+    /// The unit chunks under `window` are whole multiples of: the kernel's segment, or the
+    /// controller's packet where that is smaller and the window holds fewer than two segments.
+    /// Where the kernel's segment is far larger than a packet (loopback, MSS 65 483) a window of
+    /// a few packets would otherwise leave as one write, one segment, which the receiver
+    /// acknowledges only when its delayed-ACK timer fires (40 ms on Linux; RFC 1122 4.2.3.2
+    /// asks for an immediate ACK only every second full-sized segment); with nothing else in
+    /// flight the window waited that long. In packets the window leaves a quarter at a time
+    /// (see [`chunk_size`]), and the second segment draws the ACK. A window of two segments or
+    /// more keeps the kernel's unit (fewer, larger writes).
+    pub fn unit(&self, window: u64) -> u64 {
+        let mss = self.mss.max(1);
+        if window < mss.saturating_mul(2) {
+            mss.min(self.packet).max(1)
+        } else {
+            mss
+        }
+    }
 }
 
 impl Control {
@@ -182,7 +204,7 @@ impl Control {
             return Allowance::PacedUntil(pacer.earliest());
         }
         let clock = SendClock { pacing_rate: d.pacing_rate, ..sizing.clock };
-        match chunk_size(queued, d.window, in_flight, sizing.mss, clock, sizing.max_chunk) {
+        match chunk_size(queued, d.window, in_flight, sizing.unit(d.window), clock, sizing.max_chunk) {
             Some(len) => Allowance::Send { len, record },
             None => Allowance::WindowFull,
         }
@@ -338,5 +360,20 @@ mod tests {
         let mut info = FlowInfo::default();
         managed.publish(&mut info);
         assert_eq!(info.shares_applied, 0, "its own rate, never a share that differed");
+    }
+
+    #[test]
+    fn chunks_are_packets_only_where_the_window_holds_less_than_two_segments() {
+        let sizing = Sizing { mss: 65_483, packet: 1_448, clock: SendClock::default(), max_chunk: 1 << 16 };
+        // Loopback: three packets of window are less than two segments.
+        assert_eq!(sizing.unit(4_344), 1_448);
+        assert_eq!(sizing.unit(2 * 65_483 - 1), 1_448);
+        assert_eq!(sizing.unit(2 * 65_483), 65_483);
+        assert_eq!(sizing.unit(u64::MAX), 65_483);
+        // A path whose segment is the packet, or smaller (a tunnel): the kernel's segment.
+        let path = Sizing { mss: 1_448, ..sizing };
+        assert_eq!(path.unit(4_344), 1_448);
+        let tunnel = Sizing { mss: 1_380, ..sizing };
+        assert_eq!(tunnel.unit(2_000), 1_380);
     }
 }

@@ -385,6 +385,7 @@ impl Flow {
         let info = self.transport.feedback_ref().tcp_info();
         Sizing {
             mss: self.mss(),
+            packet: self.options.mss.max(1),
             clock: SendClock {
                 pacing_rate: None,
                 srtt: info.map(|i| Duration::from_micros(u64::from(i.rtt))),
