@@ -1,6 +1,8 @@
 //! Four Copa flows over one bottleneck in the simulator ([`alcc_cc::sim::flows`]), coupled in
 //! one flow group (as `alcc serve --group auto` couples them) or each alone: what the group
 //! does to the queue, deterministically (issue 14's delay goal; bench/coupled-results.md).
+//! The flows run `copa:mode=drain`: a group leaves the competitive mode by draining together
+//! (docs/coupled-flows.md), which the default `mode=nocheck` (the authors' switch) never does.
 
 mod common;
 
@@ -99,8 +101,8 @@ fn outcome(s: &Scenario, results: &[SimResult], probes: &[Arc<Mutex<Vec<Sample>>
 fn a_coupled_copa_group_drains_together_and_leaves_competitive_mode() {
     for (name, s) in [("const12", common::reference_link()), ("cellular", common::cellular_link(1))] {
         for weights in [[1.0, 1.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0]] {
-            let o = run(&s, "copa", &weights, true, Duration::ZERO);
-            let alone = run(&s, "copa", &weights, false, Duration::ZERO);
+            let o = run(&s, "copa:mode=drain", &weights, true, Duration::ZERO);
+            let alone = run(&s, "copa:mode=drain", &weights, false, Duration::ZERO);
             eprintln!("{name} {weights:?}: coupled {o:?}\n  uncoupled {alone:?}");
             assert!(o.longest_competitive_s < 5.0, "{name} {weights:?}: {o:?}");
             assert!(o.p95_ms < 150.0, "{name} {weights:?}: {o:?}");
@@ -124,7 +126,7 @@ fn study() {
         for weights in [[1.0, 1.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0]] {
             for coupled in [true, false] {
                 for stagger_ms in [0, 1, 3, 7, 9] {
-                    let o = run(&s, "copa", &weights, coupled, Duration::from_millis(stagger_ms));
+                    let o = run(&s, "copa:mode=drain", &weights, coupled, Duration::from_millis(stagger_ms));
                     eprintln!(
                         "{name:<9} w={weights:?} {:<9} stagger {stagger_ms} ms: agg {:5.2} Mbit/s p95 {:6.1} ms comp {:4.2} longest {:5.1} s shares {:.3?}",
                         if coupled { "coupled" } else { "uncoupled" },

@@ -6,9 +6,9 @@
 //! is the queueing delay: the standing RTT minus the minimum RTT (section 2.1). As a window,
 //! the target is `RTTstanding / (delta x dq)` packets. On every ACK the window moves by
 //! `v / (delta x cwnd)` packets towards the target ([`velocity`]), packets are paced at
-//! `2 x cwnd / RTTstanding`, `delta` adapts in the competitive mode ([`mode`]), the
-//! competitive mode checks now and then that a competitor is still there by draining Copa's own
-//! queue ([`drain`]), and heavy loss shrinks the window ([`loss`]).
+//! `2 x cwnd / RTTstanding`, `delta` adapts in the competitive mode ([`mode`]), with
+//! `mode=drain` the competitive mode checks now and then that a competitor is still there by
+//! draining Copa's own queue ([`drain`]), and heavy loss shrinks the window ([`loss`]).
 //!
 //! The window lets `ceil(cwnd)` packets be in flight, as the reference sender's gate does
 //! ([`gate`]); `gate=cwnd` lets `cwnd` packets of bytes, `floor(cwnd)` whole segments.
@@ -23,11 +23,13 @@
 //!   A late ACK of a packet the transport declared lost ([`Controller::on_late_ack`]) is an ACK
 //!   as any other (an RTT sample, a window step, the 2-s clock restarted), as every ACK is to
 //!   the reference's `onACK`; the loss stays counted.
-//! - Competitive mode drains Copa's own queue now and then to see whether a competitor is
-//!   still there ([`drain`]); the reference has no such check and, alone on a deep buffer
-//!   without loss, cannot leave competitive mode once its own queue no longer empties.
-//!   `mode=nocheck` switches modes without the check, as the reference (measured against it on
-//!   the City trace in bench/reference-results.md). One ACK that finds the queue emptied ends
+//! - The mode switch is the reference's by default (`mode=nocheck`): alone on a deep buffer
+//!   without loss, the competitive mode cannot end once Copa's own queue no longer empties, as
+//!   in the authors' sender (City and Verizon-LTE-short in bench/reference-results.md). The
+//!   named variant `mode=drain` (earlier name `mode=auto`, still accepted) is our improvement:
+//!   the competitive mode drains Copa's own queue now and then to see whether a competitor is
+//!   still there ([`drain`]); coupled groups drain together with it (docs/coupled-flows.md).
+//!   One ACK that finds the queue emptied ends
 //!   the competitive mode, as in the reference ([`mode`]); two smaller differences of the
 //!   switch remain in every mode: the competitive mode is entered and `1/delta` grows at the
 //!   once-per-RTT tick (the reference: on the first ACK that finds a standing queue, and after
@@ -80,7 +82,8 @@ const MAX_EXACT_STEPS: u64 = 1024;
 pub struct CopaParams {
     /// `delta`: the weight of delay against throughput; smaller is more aggressive.
     pub delta: f64,
-    /// Whether the competitive mode may be used.
+    /// Whether the competitive mode may be used, and whether it drains to check for a
+    /// competitor (default [`ModePolicy::NoCheck`], the authors' sender's).
     pub policy: ModePolicy,
     /// How many packets the window lets be in flight.
     pub gate: FlightGate,
@@ -88,7 +91,7 @@ pub struct CopaParams {
 
 impl Default for CopaParams {
     fn default() -> CopaParams {
-        CopaParams { delta: DEFAULT_DELTA, policy: ModePolicy::Auto, gate: FlightGate::Reference }
+        CopaParams { delta: DEFAULT_DELTA, policy: ModePolicy::NoCheck, gate: FlightGate::Reference }
     }
 }
 
@@ -149,14 +152,15 @@ impl Copa {
         }
     }
 
-    /// Builds from `delta=D` (default 0.5), `mode=auto|default|nocheck` (default `auto`) and
+    /// Builds from `delta=D` (default 0.5), `mode=nocheck|drain|default` (default `nocheck`,
+    /// the authors' mode switch; `auto` is `drain`'s earlier name, [`ModePolicy`]) and
     /// `gate=reference|cwnd` (default `reference`, [`gate`]).
     pub fn from_params(params: &mut Params, config: &Config) -> Result<Copa, SpecError> {
         let delta = params.take_f64("delta", DEFAULT_DELTA, 0.001, 10.0)?;
-        let policy = match params.take_choice("mode", "auto", &["auto", "default", "nocheck"])? {
+        let policy = match params.take_choice("mode", "nocheck", &["nocheck", "drain", "auto", "default"])? {
             "default" => ModePolicy::Default,
-            "nocheck" => ModePolicy::NoCheck,
-            _ => ModePolicy::Auto,
+            "drain" | "auto" => ModePolicy::Drain,
+            _ => ModePolicy::NoCheck,
         };
         let gate = match params.take_choice("gate", "reference", &["reference", "cwnd"])? {
             "cwnd" => FlightGate::Cwnd,

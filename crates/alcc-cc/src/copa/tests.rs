@@ -199,10 +199,15 @@ fn ack_until(f: &mut Flow, t: &mut u64, rtt_ms: u64, done: impl Fn(&Copa) -> boo
     }
 }
 
+/// The drain check's variant (`mode=drain`).
+fn drain_params() -> CopaParams {
+    CopaParams { policy: ModePolicy::Drain, ..CopaParams::default() }
+}
+
 /// Competitive mode with a standing queue Copa cannot tell from a competitor's: a 20 ms path,
-/// then RTTs of 50 to 60 ms that never come back near 20.
+/// then RTTs of 50 to 60 ms that never come back near 20; with the drain check (`mode=drain`).
 fn competitive_flow() -> (Flow, u64) {
-    let mut f = Flow::new(CopaParams::default());
+    let mut f = Flow::new(drain_params());
     f.ack(0, 20);
     let mut t = 0;
     let limit = 5_000_000;
@@ -320,7 +325,7 @@ fn a_drain_is_reported_once_and_a_group_drain_starts_one_in_competitive_mode_onl
     assert!(f.copa.cwnd() < before, "held at the pipe: {} from {before}", f.copa.cwnd());
     assert!(!f.copa.take_drain_start());
     // In the default mode a group's drain does nothing.
-    let mut g = Flow::new(CopaParams::default());
+    let mut g = Flow::new(drain_params());
     g.ack(0, 20);
     for i in 1..100 {
         g.ack(i * 1000, 21);
@@ -342,11 +347,13 @@ fn the_default_policy_never_drains() {
     }
 }
 
-/// `mode=nocheck` enters the competitive mode as `auto` does but never holds its window to
-/// drain: on a queue that never empties it stays competitive (the authors' Copa on City).
+/// `mode=nocheck`, the default, enters the competitive mode as `drain` does but never holds its
+/// window to drain: on a queue that never empties it stays competitive (the authors' Copa on
+/// City).
 #[test]
 fn the_nocheck_policy_switches_but_never_drains() {
-    let mut f = Flow::new(CopaParams { policy: ModePolicy::NoCheck, ..CopaParams::default() });
+    assert_eq!(CopaParams::default().policy, ModePolicy::NoCheck, "the reference's switch is the default");
+    let mut f = Flow::new(CopaParams::default());
     f.ack(0, 20);
     let mut competitive = false;
     for i in 1..5_000u64 {
@@ -414,8 +421,15 @@ fn parses_parameters() {
     let c = Copa::from_params(&mut p, &Config::default()).unwrap();
     p.finish().unwrap();
     assert_eq!(c.params, CopaParams { delta: 0.1, policy: ModePolicy::Default, gate: FlightGate::Reference });
-    let mut p = Params::parse("copa:mode=nocheck").unwrap();
-    assert_eq!(Copa::from_params(&mut p, &Config::default()).unwrap().params.policy, ModePolicy::NoCheck);
+    for (spec, policy) in [
+        ("copa", ModePolicy::NoCheck),
+        ("copa:mode=nocheck", ModePolicy::NoCheck),
+        ("copa:mode=drain", ModePolicy::Drain),
+        ("copa:mode=auto", ModePolicy::Drain),
+    ] {
+        let mut p = Params::parse(spec).unwrap();
+        assert_eq!(Copa::from_params(&mut p, &Config::default()).unwrap().params.policy, policy, "{spec}");
+    }
     let mut p = Params::parse("copa:mode=fast").unwrap();
     assert!(Copa::from_params(&mut p, &Config::default()).is_err());
     let mut p = Params::parse("copa:gate=cwnd").unwrap();
@@ -459,8 +473,8 @@ fn the_window_lets_as_many_packets_fly_as_the_reference_sender() {
 
 proptest! {
     #[test]
-    fn random_events_keep_the_invariants(ops in ops(), delta in 0.01f64..2.0, auto in any::<bool>()) {
-        let policy = if auto { ModePolicy::Auto } else { ModePolicy::Default };
+    fn random_events_keep_the_invariants(ops in ops(), delta in 0.01f64..2.0, which in 0usize..3) {
+        let policy = [ModePolicy::NoCheck, ModePolicy::Drain, ModePolicy::Default][which];
         let mut copa = Copa::new(CopaParams { delta, policy, ..CopaParams::default() }, &Config { mss: 1448, seed: 0 });
         drive(&mut copa, &ops, 2 * 1448)?;
         prop_assert!(copa.cwnd().is_finite() && copa.cwnd() >= MIN_CWND);

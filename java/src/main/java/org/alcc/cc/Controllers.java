@@ -7,11 +7,14 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.alcc.cc.copa.Copa;
 import org.alcc.cc.copa.FlightGate;
+import org.alcc.cc.copa.ModePolicy;
 import org.alcc.cc.mdi.Mdi;
 import org.alcc.cc.mdi.MdiModel;
 
 /**
- * Controllers by specification, as the Rust registry: {@code copa}, {@code copa:delta=0.1,mode=default},
+ * Controllers by specification, as the Rust registry: {@code copa} (the authors' mode switch,
+ * {@code mode=nocheck}), {@code copa:mode=drain} (our drain check; {@code mode=auto} is its
+ * earlier name), {@code copa:delta=0.1,mode=default},
  * {@code mdi}, {@code mdi:model=FILE,seed=N}. A misspelt or out-of-range parameter is an error.
  */
 public final class Controllers {
@@ -38,15 +41,27 @@ public final class Controllers {
         switch (name) {
             case "copa": {
                 double delta = number(name, params, "delta", Copa.DEFAULT_DELTA, 0.001, 10.0);
-                String mode = params.containsKey("mode") ? params.remove("mode") : "auto";
-                if (!mode.equals("auto") && !mode.equals("default")) {
-                    throw bad(name, "mode", mode, "must be one of auto, default");
+                String mode = params.containsKey("mode") ? params.remove("mode") : "nocheck";
+                ModePolicy policy;
+                switch (mode) {
+                    case "nocheck":
+                        policy = ModePolicy.NO_CHECK;
+                        break;
+                    case "drain":
+                    case "auto":
+                        policy = ModePolicy.DRAIN;
+                        break;
+                    case "default":
+                        policy = ModePolicy.DEFAULT;
+                        break;
+                    default:
+                        throw bad(name, "mode", mode, "must be one of nocheck, drain, auto, default");
                 }
                 String gate = params.containsKey("gate") ? params.remove("gate") : "reference";
                 if (!gate.equals("reference") && !gate.equals("cwnd")) {
                     throw bad(name, "gate", gate, "must be one of reference, cwnd");
                 }
-                c = new Copa(mss, delta, mode.equals("auto"), gate.equals("cwnd") ? FlightGate.CWND : FlightGate.REFERENCE);
+                c = new Copa(mss, delta, policy, gate.equals("cwnd") ? FlightGate.CWND : FlightGate.REFERENCE);
                 break;
             }
             case "mdi": {

@@ -86,6 +86,10 @@ class MdiTest {
         assertEquals("mdi", Controllers.build("mdi", 1448, 1).name());
         assertEquals(14480, Controllers.build("mdi:seed=5", 1448, 1).decision().window);
         assertEquals("copa", Controllers.build("copa:delta=0.1,mode=default", 1448, 1).name());
+        for (String mode : new String[] {"nocheck", "drain", "auto", "default"}) {
+            assertEquals("copa", Controllers.build("copa:mode=" + mode, 1448, 1).name());
+        }
+        assertThrows(IllegalArgumentException.class, () -> Controllers.build("copa:mode=fast", 1448, 1));
         assertThrows(IllegalArgumentException.class, () -> Controllers.build("copa:detla=1", 1448, 1));
         assertThrows(IllegalArgumentException.class, () -> Controllers.build("copa:delta=50", 1448, 1));
         assertThrows(IllegalArgumentException.class, () -> Controllers.build("verus", 1448, 1));

@@ -15,7 +15,9 @@ import org.alcc.cc.SentPacket;
  * the same decisions on the same events (checked against the shared vectors in
  * {@code testdata/vectors}). The window moves towards {@code RTTstanding / (delta x dq)}
  * packets by {@code v / (delta x cwnd)} per ACKed packet, paced at {@code 2 x cwnd / RTTstanding};
- * competitive mode drains its own queue now and then to check for a competitor ({@link DrainCheck});
+ * the mode switch is the authors' ({@link ModePolicy#NO_CHECK}, the default); with
+ * {@link ModePolicy#DRAIN} competitive mode drains its own queue now and then to check for a
+ * competitor ({@link DrainCheck});
  * the window lets {@code ceil(cwnd)} packets be in flight, as the authors' sender does
  * ({@link FlightGate}).
  */
@@ -36,7 +38,7 @@ public final class Copa implements Controller {
 
     private final long mss;
     private final double defaultDelta;
-    private final boolean autoMode;
+    private final ModePolicy policy;
     private final FlightGate gate;
     private double cwnd = INITIAL_CWND;
     private boolean slowStart = true;
@@ -52,21 +54,21 @@ public final class Copa implements Controller {
     private double target = Double.POSITIVE_INFINITY;
 
     /**
-     * A fresh flow: packets of {@code mss} bytes, {@code delta} (0.001 to 10), and whether the
-     * competitive mode may be used ({@code mode=auto}) or not ({@code mode=default}); the
-     * reference sender's flight gate.
+     * A fresh flow: packets of {@code mss} bytes, {@code delta} (0.001 to 10), and the mode
+     * policy ({@link ModePolicy}: {@code mode=nocheck}, the authors' switch and the default;
+     * {@code mode=drain}; {@code mode=default}); the reference sender's flight gate.
      */
-    public Copa(long mss, double delta, boolean autoMode) {
-        this(mss, delta, autoMode, FlightGate.REFERENCE);
+    public Copa(long mss, double delta, ModePolicy policy) {
+        this(mss, delta, policy, FlightGate.REFERENCE);
     }
 
-    /** As {@link #Copa(long, double, boolean)}, with the flight gate {@code gate}. */
-    public Copa(long mss, double delta, boolean autoMode, FlightGate gate) {
+    /** As {@link #Copa(long, double, ModePolicy)}, with the flight gate {@code gate}. */
+    public Copa(long mss, double delta, ModePolicy policy, FlightGate gate) {
         this.mss = Math.max(mss, 1);
         this.defaultDelta = delta;
-        this.autoMode = autoMode;
+        this.policy = policy;
         this.gate = gate;
-        this.delta = new DeltaControl(autoMode, delta);
+        this.delta = new DeltaControl(policy, delta);
     }
 
     /** The window target {@code RTTstanding / (delta x dq)} packets; infinite when dq is 0. */
@@ -89,7 +91,7 @@ public final class Copa implements Controller {
         rtt = new RttHistory();
         round = new RoundClock();
         velocity = new Velocity(INITIAL_CWND);
-        delta = new DeltaControl(autoMode, defaultDelta);
+        delta = new DeltaControl(policy, defaultDelta);
         drain = new DrainCheck();
         loss = new LossRule();
         standingRtt = -1;
@@ -193,10 +195,10 @@ public final class Copa implements Controller {
                 delta.onRound(lo, hi, minRtt);
             }
         }
-        if (delta.competitive()) {
-            drain.onCompetitive(nowUs, rtt.modeSpan());
-        } else {
+        if (!delta.competitive()) {
             drain.onDefault();
+        } else if (policy.checksByDraining()) {
+            drain.onCompetitive(nowUs, rtt.modeSpan());
         }
         if (drain.startIfDue(nowUs)) {
             cwnd = Math.max(DrainCheck.pipeWindow(cwnd, minRtt, standing), MIN_CWND);

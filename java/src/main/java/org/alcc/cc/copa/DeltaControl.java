@@ -6,15 +6,15 @@ import org.alcc.cc.Durations;
 final class DeltaControl {
     static final double EMPTY_QUEUE_FRACTION = 0.1;
 
-    private final boolean autoMode;
+    private final ModePolicy policy;
     private final double defaultDelta;
     private boolean competitive;
     private double delta;
     private boolean lostThisRound;
     private long lastDoubling = -1;
 
-    DeltaControl(boolean autoMode, double defaultDelta) {
-        this.autoMode = autoMode;
+    DeltaControl(ModePolicy policy, double defaultDelta) {
+        this.policy = policy;
         this.defaultDelta = defaultDelta;
         this.delta = defaultDelta;
     }
@@ -35,14 +35,14 @@ final class DeltaControl {
 
     /** On every ACK: back to the default mode if the queue emptied (the reference's per-ACK test). */
     void onAck(long recentMin, long recentMax, long minRtt) {
-        if (autoMode && queueEmptied(recentMin, recentMax, minRtt)) {
+        if (policy.switches() && queueEmptied(recentMin, recentMax, minRtt)) {
             onQueueEmptied();
         }
     }
 
     /** Once per RTT: enters the competitive mode, grows 1/delta, or returns to the default. */
     void onRound(long recentMin, long recentMax, long minRtt) {
-        if (!autoMode) {
+        if (!policy.switches()) {
             return;
         }
         if (queueEmptied(recentMin, recentMax, minRtt)) {
