@@ -70,8 +70,10 @@ print()
 print("| trace | workload | aggregate coupled / uncoupled | p95 uncoupled / coupled (means) | p95 per run |")
 print("| --- | --- | --- | --- | --- |")
 for (tr, wl), g in ok.groupby(["trace", "workload"], sort=False):
-    c = g[g["scheme"] == "alcc-copa+coupled"].sort_values("run")
-    u = g[g["scheme"] == "alcc-copa+uncoupled"].sort_values("run")
+    # Copa's drain-check variant (`alcc-copa:mode=drain+X`), or bare `alcc-copa+X` in sweeps
+    # from before the authors' mode switch became Copa's default.
+    c = g[g["scheme"].isin(["alcc-copa:mode=drain+coupled", "alcc-copa+coupled"])].sort_values("run")
+    u = g[g["scheme"].isin(["alcc-copa:mode=drain+uncoupled", "alcc-copa+uncoupled"])].sort_values("run")
     if c.empty or u.empty:
         continue
     per_run = " / ".join(f"{a / b:.2f}" for a, b in zip(u["p95"], c["p95"], strict=True))

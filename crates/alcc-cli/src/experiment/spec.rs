@@ -580,7 +580,10 @@ path = "/t/third.trace"
         let demo = Spec::parse("demo.toml", include_str!("../../../../experiments/demo.toml")).unwrap();
         assert!(demo.traces.iter().all(|t| t.generate.is_some()));
         assert!(demo.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
-        for s in ["tcp-cubic", "tcp-bbr", "alcc-sprout", "alcc-sprout-ack"] {
+        // Copa as the authors' (the default) and with our drain check.
+        for s in
+            ["tcp-cubic", "tcp-bbr", "alcc-sprout", "alcc-sprout-ack", "alcc-copa", "alcc-copa:mode=drain"]
+        {
             assert!(demo.schemes.iter().any(|d| d == s), "demo.toml lacks {s}");
         }
         let ack =
@@ -633,7 +636,13 @@ path = "/t/third.trace"
         let manager =
             Spec::parse("coupled-manager.toml", include_str!("../../../../experiments/coupled-manager.toml"))
                 .unwrap();
-        assert_eq!(manager.schemes, ["alcc-copa+coupled", "alcc-copa+manager"]);
+        // A coupled Copa group names the drain check's variant (docs/coupled-flows.md).
+        assert_eq!(manager.schemes, ["alcc-copa:mode=drain+coupled", "alcc-copa:mode=drain+manager"]);
+        assert!(coupled
+            .schemes
+            .iter()
+            .filter(|s| s.starts_with("alcc-copa"))
+            .all(|s| s.contains(":mode=drain+")));
         assert!(manager
             .parsed_schemes()
             .iter()
