@@ -41,7 +41,10 @@
 //!   restarts slow start, as in the reference; so does a profile narrower than 5 windows.
 //! - `dTbar` starts at the first RTT sample (the reference starts its EWMA from 0).
 //! - Rule 6's `S` is computed in real arithmetic and rounded down (the reference truncates an
-//!   integer division first; the two differ by at most one packet).
+//!   integer division first; the two differ by at most one packet). That packet matters at W 1:
+//!   the reference then keeps 2 packets in flight, so rule 4 holds until an ACK comes, where we
+//!   keep 1 and may raise `Dmin` again the next epoch (bench/reference-results.md, section
+//!   "udp-verus on the six cells last measured before the slow-start change").
 //! - Unused allowance is capped at `W + 1` packets (of `mss` bytes, or one of the largest chunk
 //!   the transport sent if that is more) where the transport holds the flight below W (kernel
 //!   mode's cwnd, an application-limited flow), so that such a flow does not bank allowance and
