@@ -294,7 +294,7 @@ fn serve(l: &mut Loop<'_>, timer: &TimerFd) {
                     timer.drain();
                     armed = None;
                 }
-                Token::Flow(id) => l.due.push((id, WokenBy::Socket)),
+                Token::Flow(id) => l.due.push((id, WokenBy::socket_event(ev.events))),
             }
         }
         let now = sys::now();
@@ -309,7 +309,8 @@ fn serve(l: &mut Loop<'_>, timer: &TimerFd) {
             }
         }
         // One step per flow; a flow due for a deadline or the application as well as for
-        // its socket is stepped as woken by the other (`WokenBy::Other` sorts first).
+        // its socket is stepped as woken by the other (`WokenBy::Other` sorts first; a
+        // socket reports one event per wake-up).
         l.due.sort_unstable();
         l.due.dedup_by_key(|(id, _)| *id);
         let due = std::mem::take(&mut l.due);

@@ -61,8 +61,27 @@ const IDLE_LOOK: Duration = Duration::from_millis(200);
 pub(crate) enum WokenBy {
     /// A deadline passed, the application asked, or the flow is new.
     Other,
-    /// Only its socket reported an event (an ACK timestamp, a SCHED timestamp, room).
+    /// Only its socket reported an event besides room (a timestamp or an error on its error
+    /// queue, EPOLLERR; a hang-up; a peer's frame), possibly with room too.
     Socket,
+    /// Only its socket reported room to write (EPOLLOUT alone).
+    Room,
+}
+
+impl WokenBy {
+    /// What an event of the flow's socket with epoll flags `events` wakes it by.
+    pub fn socket_event(events: u32) -> WokenBy {
+        if events & !(libc::EPOLLOUT as u32) == 0 {
+            WokenBy::Room
+        } else {
+            WokenBy::Socket
+        }
+    }
+
+    /// Whether only the socket woke the flow.
+    fn by_socket(self) -> bool {
+        matches!(self, WokenBy::Socket | WokenBy::Room)
+    }
 }
 
 /// What the driver should do with a flow after a step.
@@ -191,7 +210,7 @@ impl Flow {
 
     fn try_step(&mut self, now: Time, groups: &mut Groups, woken_by: WokenBy) -> io::Result<Next> {
         let fd = self.fd.as_raw_fd();
-        if woken_by == WokenBy::Socket && self.control.is_controlled() && !self.shut {
+        if woken_by.by_socket() && self.control.is_controlled() && !self.shut {
             // A kernel-mode socket event with nothing acknowledged, nothing retransmitted and
             // the kernel still holding unsent bytes (a SCHED stamp of a segment it sent from
             // its queue) changes nothing this step would act on: the stamp waits in the error
@@ -204,7 +223,16 @@ impl Flow {
             return Err(e);
         }
         self.events.clear();
-        self.transport.feedback().collect(fd, now, &mut self.chunks, &mut self.events)?;
+        // A flow whose acknowledgements come by polling (no record in flight: plain TCP, or
+        // chunks that went without timestamps) has nothing to read when its socket reports
+        // room and nothing else: no stamp can be queued, and an error would have come as
+        // EPOLLERR. Its feedback is read at its polls ([`Flow::next_wake`]) and at every other
+        // step; a room step only writes (issue 18: one TCP_INFO and one error-queue read per
+        // step was a tenth of the sender's cost in bench/cpu-per-byte-results.md).
+        let looks = woken_by != WokenBy::Room || !self.polls_for_acks();
+        if looks {
+            self.transport.feedback().collect(fd, now, &mut self.chunks, &mut self.events)?;
+        }
         self.counters.losses += self.control.on_feedback(now, &self.events);
         self.control.fire_timer(now);
 
@@ -282,8 +310,17 @@ impl Flow {
         if done {
             return Ok(Next::Release);
         }
-        self.note_poll();
+        if looks {
+            self.note_poll();
+        }
         Ok(Next::Keep(self.next_wake(now, wake_at, active)))
+    }
+
+    /// Whether no event on the socket tells the flow of its acknowledgements, so that it
+    /// re-reads TCP_INFO now and then while bytes are in flight: plain TCP, or a flow whose
+    /// last chunk went without timestamps.
+    fn polls_for_acks(&self) -> bool {
+        self.control.polls_for_acks() || self.transport.polls_for_acks()
     }
 
     /// Counts a step that found nothing newly acknowledged (or resets the count).
@@ -426,8 +463,7 @@ impl Flow {
         // A source that stopped at its read budget comes back at once, after the other due
         // flows: what it left in the socket raises no new edge-triggered event.
         let wake = if self.transport.feedback_ref().backlogged() { Some(now) } else { wake };
-        let polls = self.control.polls_for_acks() || self.transport.polls_for_acks();
-        let poll = polls && self.chunks.bytes_in_flight() > 0;
+        let poll = self.polls_for_acks() && self.chunks.bytes_in_flight() > 0;
         if self.shut || poll {
             earliest(wake, Some(now + fin_poll_interval(self.idle_polls.0)))
         } else {
@@ -484,6 +520,19 @@ impl Flow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_room_alone_is_a_room_event() {
+        let (out, err, hup, inp) =
+            (libc::EPOLLOUT as u32, libc::EPOLLERR as u32, libc::EPOLLHUP as u32, libc::EPOLLIN as u32);
+        assert_eq!(WokenBy::socket_event(out), WokenBy::Room);
+        // A timestamp or an error on the error queue, a hang-up, a peer's frame: the step reads.
+        for events in [out | err, err, out | hup, out | inp, inp] {
+            assert_eq!(WokenBy::socket_event(events), WokenBy::Socket, "{events:#x}");
+        }
+        // A flow due for a deadline as well is stepped as woken by the deadline.
+        assert!(WokenBy::Other < WokenBy::Room && WokenBy::Other < WokenBy::Socket);
+    }
 
     #[test]
     fn polls_without_progress_back_off_to_one_a_second() {
