@@ -19,9 +19,9 @@
 //!
 //! A chunk that is not a record (an unbounded controller that needs no RTT samples,
 //! [`Control::next_chunk`](crate::flow::control::Control::next_chunk)) goes whole,
-//! with the recording switched off: no stamp, no wake-up at its acknowledgement; TCP_INFO,
-//! read at every step, acknowledges it, and the flow polls it while bytes are in flight
-//! ([`KernelTransport::polls_for_acks`]).
+//! with the recording switched off: no stamp, no wake-up at its acknowledgement; TCP_INFO
+//! acknowledges it, read at every step but those woken by room alone (which only write), and
+//! the flow polls it while bytes are in flight ([`KernelTransport::polls_for_acks`]).
 //!
 //! A segment the kernel sends from its queue of unsent bytes (held back by its window or its
 //! pacing) brings its SCHED stamp when it leaves, and the stamp wakes the driver: with the

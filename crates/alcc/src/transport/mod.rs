@@ -103,7 +103,8 @@ impl Transport {
 
     /// The socket's pending error, if any, taken at the start of each step: SO_ERROR in
     /// framed and UDP mode; in kernel mode nothing here, since its feedback reads TCP_INFO
-    /// every step anyway and takes SO_ERROR only once that shows the connection closed.
+    /// every step anyway (but a step woken by room alone, whose socket reported no error)
+    /// and takes SO_ERROR only once that shows the connection closed.
     pub fn take_error(&mut self, fd: RawFd) -> io::Result<Option<io::Error>> {
         match self {
             Transport::Kernel(_) => Ok(None),
