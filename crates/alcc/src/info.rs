@@ -54,6 +54,9 @@ pub struct FlowInfo {
     /// UDP mode: datagrams that reached the flow's socket without its connection id (another
     /// flow's, a forgery, garbage), dropped without effect (docs/wire-format.md).
     pub foreign_datagrams: u64,
+    /// Kernel mode: steps woken by the socket alone that ended after one TCP_INFO read showed
+    /// nothing new (a SCHED stamp of a segment sent from the kernel's queue).
+    pub quiet_steps: u64,
     /// Sum over ACK stamps of the time from the kernel stamping the ACK to the driver reading
     /// it, microseconds: divided by `ack_stamps`, the mean user-space feedback latency.
     pub ack_latency_total_us: u64,

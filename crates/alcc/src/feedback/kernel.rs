@@ -268,6 +268,7 @@ impl FeedbackSource for KernelFeedback {
             ack_latency_total_us: self.ack_latency_total_us,
             ack_latency_max_us: self.ack_latency_max_us,
             foreign: 0,
+            quiet_steps: self.quiet_steps,
         }
     }
 }

@@ -37,6 +37,8 @@ pub struct FeedbackStats {
     pub ack_latency_max_us: u64,
     /// UDP mode: datagrams dropped as not the flow's own (another connection id, garbage).
     pub foreign: u64,
+    /// Kernel mode: steps woken by the socket that ended after one TCP_INFO read, nothing new.
+    pub quiet_steps: u64,
 }
 
 /// One thing a feedback source learned.

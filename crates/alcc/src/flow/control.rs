@@ -70,9 +70,9 @@ impl Sizing {
     /// (see [`chunk_size`]), and the second segment draws the ACK. A window of two segments or
     /// more keeps the kernel's unit (fewer, larger writes).
     pub fn unit(&self, window: u64) -> u64 {
-        let mss = self.mss.max(1);
+        let (mss, packet) = (self.mss.max(1), self.packet.max(1));
         if window < mss.saturating_mul(2) {
-            mss.min(self.packet).max(1)
+            mss.min(packet)
         } else {
             mss
         }

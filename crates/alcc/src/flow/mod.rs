@@ -422,7 +422,7 @@ impl Flow {
         let info = self.transport.feedback_ref().tcp_info();
         Sizing {
             mss: self.mss(),
-            packet: self.options.mss.max(1),
+            packet: self.options.mss,
             clock: SendClock {
                 pacing_rate: None,
                 srtt: info.map(|i| Duration::from_micros(u64::from(i.rtt))),
@@ -507,6 +507,7 @@ impl Flow {
         info.stamp_acks = stats.primary_settled;
         info.info_acks = stats.fallback_acks;
         info.foreign_datagrams = stats.foreign;
+        info.quiet_steps = stats.quiet_steps;
         info.ack_latency_total_us = stats.ack_latency_total_us;
         info.ack_latency_max_us = stats.ack_latency_max_us;
         if let Some(ti) = feedback.tcp_info() {
