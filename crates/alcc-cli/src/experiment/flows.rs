@@ -57,7 +57,7 @@ pub fn commands(
         } else {
             let port = FLOW_CLIENT_PORT_BASE + i as u16;
             kind.flow_client(&ctx, port, workload.weight(i))
-                .ok_or("its client cannot be one of several flows (not curl)")?
+                .ok_or("its client cannot be one of several flows (not curl, no sender per flow)")?
         };
         let _ = write!(script, "{} & f{i}=$!; ", timed(offset, &client));
         pids.push(format!("$f{i}"));
@@ -227,7 +227,7 @@ mod tests {
     }
 
     #[test]
-    fn one_flow_keeps_its_own_client_and_several_need_curl() {
+    fn one_flow_keeps_its_own_client_and_several_need_curl_or_a_sender_each() {
         let one = Workload {
             cross: vec![CrossSpec { kind: "udp".into(), rate_mbps: Some(10.0), on_s: vec![[1.0, 3.0]] }],
             name: "x".into(),
@@ -238,7 +238,12 @@ mod tests {
             "( timeout 20 /bin/alcc get \"$ALCC_SERVER:9000\" --mode udp; r=$?; [ $r -eq 124 ]"
         ));
         let several = Workload { flows: 2, ..one };
-        assert!(build("udp-copa", &several).unwrap_err().contains("not curl"));
+        assert!(build("ref-verus", &several).unwrap_err().contains("not curl"));
+        // A sender per flow: one server command starting both, each flow's client to its port.
+        let c = build("udp-copa", &several).unwrap();
+        assert!(c.servers[0].contains("serve --port 40000 ") && c.servers[0].contains("serve --port 40001 "));
+        assert!(c.client.contains("get \"$ALCC_SERVER:40001\" --mode udp"), "{}", c.client);
+        assert!(c.client.contains("wait-for /d/rusage.json"), "{}", c.client);
         let c = build("tcp-cubic", &several).unwrap();
         assert!(c.servers[0].contains("--count 2"), "{}", c.servers[0]);
         assert!(c.client.contains("--local-port 40001 --max-time 20 \"http://$ALCC_SERVER:9000/\""));

@@ -4,9 +4,11 @@
 //! (docs/experiment-format.md, "Several flows and cross traffic").
 //!
 //! Flows are told apart by their ports ([`super::workload`]): packets from a scheme port are the
-//! scheme's (flow `i` by its client port `40000 + i`, or flow 0 when there is one flow), from
-//! the cross ports the cross flows'; anything else (iperf3's control connection, ICMP) is left
-//! out of every per-flow figure but stays in the run's link figures.
+//! scheme's (flow `i` by its client port `40000 + i`, or flow 0 when there is one flow), UDP
+//! packets from port `40000 + i` flow `i`'s of a scheme with a sender per flow
+//! ([`super::scheme::Kind::sender_per_flow`]: `udp-CC`, `ref-copa`), from the cross ports the
+//! cross flows'; anything else (iperf3's control connection, ICMP) is left out of every
+//! per-flow figure but stays in the run's link figures.
 //!
 //! Times: the log's axis starts with the emulator; the clients start [`CLIENT_START_DELAY_S`]
 //! later, and the offsets and on periods of the spec count from there.
@@ -110,6 +112,13 @@ pub fn classify(workload: &Workload, flow: &str) -> Option<String> {
         }
         let i = dst.checked_sub(FLOW_CLIENT_PORT_BASE)?;
         return (u32::from(i) < workload.flows).then(|| format!("flow-{i}"));
+    }
+    // A sender per flow sends from the flow's own port (downlink packets only come from the
+    // server side, whose other ports are the scheme's and the cross flows').
+    if proto == "udp" && workload.flows > 1 {
+        if let Some(i) = src.checked_sub(FLOW_CLIENT_PORT_BASE).filter(|&i| u32::from(i) < workload.flows) {
+            return Some(format!("flow-{i}"));
+        }
     }
     let cross = |c: &&CrossSpec| match (proto, src) {
         ("tcp", CROSS_TCP_PORT) => c.kind.starts_with("tcp-"),
@@ -266,6 +275,12 @@ mod tests {
         assert_eq!(classify(&w, "icmp"), None);
         let one = Workload { name: "x".into(), ..Workload::implicit() };
         assert_eq!(classify(&one, "udp:9000:51515").as_deref(), Some("flow-0"));
+        // A sender per flow (udp-CC, ref-copa): UDP from the flow's port, to any port.
+        assert_eq!(classify(&w, "udp:40001:51515").as_deref(), Some("flow-1"));
+        assert_eq!(classify(&w, "udp:40000:40000").as_deref(), Some("flow-0"));
+        assert_eq!(classify(&w, "udp:40002:51515"), None, "two flows");
+        assert_eq!(classify(&w, "tcp:40001:51515"), None, "TCP from a flow port is no such sender");
+        assert_eq!(classify(&one, "udp:40000:51515"), None, "one flow: its sender uses the scheme port");
     }
 
     #[test]

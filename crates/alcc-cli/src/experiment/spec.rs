@@ -333,10 +333,21 @@ impl Spec {
                     return Err(field(
                         at("flows"),
                         format!(
-                            "`{s}` cannot run several flows: its client is not curl (only schemes fetched by curl \
-                             do: tcp-X and kernel-mode alcc-X)"
+                            "`{s}` cannot run several flows: its client is not curl, and it has no sender per \
+                             flow (schemes fetched by curl do: tcp-X and kernel-mode alcc-X; and udp-X and ref-copa, \
+                             one sender each)"
                         ),
                     ));
+                }
+                if w.servers > 1 {
+                    if let Some(s) = schemes.iter().find(|s| s.kind().sender_per_flow()) {
+                        return Err(field(
+                            at("servers"),
+                            format!(
+                                "`{s}` starts a sender per flow in one server namespace: servers must be 1"
+                            ),
+                        ));
+                    }
                 }
             }
         }
@@ -586,6 +597,12 @@ path = "/t/third.trace"
         {
             assert!(demo.schemes.iter().any(|d| d == s), "demo.toml lacks {s}");
         }
+        // Several Copa flows: the authors' sender per flow beside ours with both mode switches.
+        let flows =
+            Spec::parse("copa-flows.toml", include_str!("../../../../experiments/copa-flows.toml")).unwrap();
+        assert_eq!(flows.schemes, ["ref-copa", "udp-copa:mode=nocheck", "udp-copa"]);
+        assert_eq!(flows.workload_list()[0].flows, 4);
+        assert!(flows.parsed_schemes().iter().all(|s| s.kind().sender_per_flow()));
         let ack =
             Spec::parse("sprout-ack.toml", include_str!("../../../../experiments/sprout-ack.toml")).unwrap();
         assert!(ack.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
@@ -682,10 +699,18 @@ path = "/t/third.trace"
         let q = s.quick_version();
         assert_eq!(q.workloads[0].offsets_s, [0.0, 4.0]);
         assert_eq!(q.workloads[0].cross[0].on_s, [[2.0, 6.0]]);
-        // Several flows need curl clients: udp-copa has none.
-        let e = error(&format!("{DEMO}{WORKLOAD}"));
+        // Several flows need curl clients or a sender per flow: ref-verus has neither; udp-copa
+        // and ref-copa start one sender per flow, from one server only.
+        let e = error(&format!("{}{WORKLOAD}", DEMO.replace("\"udp-copa\"", "\"ref-verus\"")));
         assert!(
-            e.contains("`workloads[0].flows`") && e.contains("`udp-copa` cannot run several flows"),
+            e.contains("`workloads[0].flows`") && e.contains("`ref-verus` cannot run several flows"),
+            "{e}"
+        );
+        let per_flow = DEMO.replace("\"udp-copa\"", "\"udp-copa\", \"ref-copa\"");
+        assert_eq!(Spec::parse("t.toml", &format!("{per_flow}{WORKLOAD}")).unwrap().workloads[0].flows, 2);
+        let e = error(&format!("{per_flow}{}", WORKLOAD.replace("flows = 2\n", "flows = 2\nservers = 2\n")));
+        assert!(
+            e.contains("`workloads[0].servers`") && e.contains("`udp-copa` starts a sender per flow"),
             "{e}"
         );
         let e = error(&format!("{two}{}", WORKLOAD.replace("[0, 10]", "[0, 19.5]")));

@@ -41,6 +41,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use super::runner::shell_quote;
+use super::workload::FLOW_CLIENT_PORT_BASE;
 
 /// Which kind of sender a scheme is: the `family` column of the results table, which the report
 /// uses to pair schemes (python/alcc_report/schemes.py).
@@ -260,10 +261,18 @@ pub trait Kind {
     fn client(&self, run: &RunContext) -> Client;
     /// What must be installed for its runs.
     fn needs(&self) -> Vec<Need>;
-    /// Flow `local_port - base` of several (see [`Client::curl_flow`]): `None` when its client
-    /// cannot be one of several (it is not curl).
+    /// Flow `local_port - base` of several: curl from that local port ([`Client::curl_flow`]),
+    /// or, for a scheme with a sender per flow ([`Kind::sender_per_flow`]), the receiver of the
+    /// flow whose sender sends from that port; `None` when its client cannot be one of several.
     fn flow_client(&self, _run: &RunContext, _local_port: u16, _weight: Option<f64>) -> Option<Client> {
         None
+    }
+    /// Whether a run of several flows starts one sender process per flow (the UDP schemes and
+    /// the authors' Copa, whose senders serve one receiver each): its [`Kind::server`] starts
+    /// `run.clients` senders, flow `i`'s sending from [`flow_port`]`(i)`, measured together
+    /// ([`measured_senders`]). Such schemes run their flows from one server (`servers = 1`).
+    fn sender_per_flow(&self) -> bool {
+        false
     }
     /// Whether it runs several flows in one run ([`Kind::flow_client`] gives a client).
     fn runs_several_flows(&self) -> bool {
@@ -332,6 +341,27 @@ impl Transfer for Download<'_> {
     fn needs(&self) -> Vec<Need> {
         self.0.needs()
     }
+}
+
+/// The port flow `i` of a scheme with a sender per flow ([`Kind::sender_per_flow`]) sends
+/// from: [`FLOW_CLIENT_PORT_BASE`]` + i`, so that the emulator's flow log tells the flows apart
+/// (crate::experiment::per_flow::classify).
+pub fn flow_port(i: u64) -> u16 {
+    FLOW_CLIENT_PORT_BASE.saturating_add(u16::try_from(i).unwrap_or(u16::MAX))
+}
+
+/// `alcc rusage --out RUSAGE [--seconds S] -- sh -c 'SENDER_0 & SENDER_1 & ... wait'`: several
+/// senders of one run started together and measured as one (their CPU time summed in the
+/// run's `rusage.json`, the `cpu_s` column), stopped `seconds` after they start if still running.
+pub fn measured_senders(run: &RunContext, seconds: Option<f64>, senders: &[String]) -> String {
+    let script: String = senders.iter().map(|c| format!("{c} & ")).collect::<String>() + "wait";
+    let limit = seconds.map(|s| format!(" --seconds {s}")).unwrap_or_default();
+    format!(
+        "{} rusage --out {}{limit} -- sh -c {}",
+        run.alcc_q(),
+        run.quoted(&run.rusage()),
+        shell_quote(&script)
+    )
 }
 
 /// The server of every upload: `alcc serve --receive` for one client, in framed mode (alcc's

@@ -17,10 +17,15 @@
 //! SIGKILL (exit status 137 counts as "ran to the deadline"). Copa's and Verus's senders stop
 //! themselves about then. Both sides run in the run directory, where Verus writes its logs.
 //! Packets on the wire: Copa 1468 bytes, Verus 1478, Sprout up to 1500.
+//!
+//! Several flows of `ref-copa` (a workload's `flows`): one sender per flow, started together
+//! and measured as one ([`super::measured_senders`]), flow `i`'s sending from and to port
+//! [`super::flow_port`]`(i)` (`sourceport=`, `serverport=`), where its own receiver listens: N
+//! independent Copa flows over one bottleneck, as the authors ran several senders.
 
 use std::path::{Path, PathBuf};
 
-use super::{Client, Family, Kind, Need, RunContext, RunMode, Transfer};
+use super::{flow_port, measured_senders, Client, Family, Kind, Need, RunContext, RunMode, Transfer};
 use crate::experiment::runner::CLIENT_START_DELAY_S;
 
 /// Copa's configuration in the ALCC paper's runs (BUILD.md): automatic mode switching with a
@@ -137,6 +142,35 @@ impl RefScheme {
         Ok(RefScheme { program, cc })
     }
 
+    /// The receiver, listening on (Verus, Sprout: contacting the server at) `port`, stopped
+    /// with SIGKILL at the end of its lifetime.
+    fn receiver(&self, run: &RunContext, port: u16) -> Client {
+        let dir_q = run.quoted(&absolute(run.dir));
+        let bin = refs_bin(run.alcc);
+        // The environment assignments go before `exec`, which would take them for the program.
+        let (env, receiver) = match self.program {
+            Program::Verus { .. } => (
+                String::new(),
+                format!("{} \"$ALCC_SERVER\" -p {}", run.quoted(&bin.join("verus_client")), port),
+            ),
+            Program::Copa => {
+                (String::new(), format!("{} {}", run.quoted(&bin.join("genericcc_receiver")), port))
+            }
+            Program::Sprout => (
+                format!("SPROUT_MODEL_IN={} ", run.quoted(&bin.join("sprout.model"))),
+                format!("{} \"$ALCC_SERVER\" {}", run.quoted(&bin.join("sproutbt2")), port),
+            ),
+        };
+        Client {
+            command: format!(
+                "(cd {dir_q} && {env}exec {receiver}) & p=$!; sleep {}; kill -9 $p 2>/dev/null; wait $p",
+                self.receiver_lifetime(run.duration_s)
+            ),
+            // 128 + SIGKILL: stopped at the deadline.
+            deadline_status: 137,
+        }
+    }
+
     /// How long the receiver lives after it starts, seconds.
     fn receiver_lifetime(&self, duration_s: f64) -> f64 {
         match self.program {
@@ -213,6 +247,25 @@ impl Kind for RefScheme {
                     format!("-name verus -p {} -t {d}", run.port)
                 )
             ),
+            // One sender per flow, each to its own receiver.
+            Program::Copa if run.clients > 1 => {
+                let senders: Vec<String> = (0..run.clients)
+                    .map(|i| {
+                        let sender = bin.join(self.program.sender());
+                        format!(
+                            "{} serverip=\"$ALCC_CLIENT\" serverport={p} sourceport={p} onduration={} {COPA_ARGS}",
+                            run.quoted(&sender),
+                            (d * 1000.0).round() as u64,
+                            p = flow_port(i)
+                        )
+                    })
+                    .collect();
+                format!(
+                    "cd {dir_q} && sleep {} && exec {}",
+                    CLIENT_START_DELAY_S + COPA_SENDER_AFTER_S,
+                    measured_senders(run, Some(d + STOP_GRACE_S), &senders)
+                )
+            }
             // Connects to the receiver, which must be listening.
             Program::Copa => format!(
                 "cd {dir_q} && sleep {} && {}",
@@ -236,30 +289,17 @@ impl Kind for RefScheme {
     }
 
     fn client(&self, run: &RunContext) -> Client {
-        let dir_q = run.quoted(&absolute(run.dir));
-        let bin = refs_bin(run.alcc);
-        // The environment assignments go before `exec`, which would take them for the program.
-        let (env, receiver) = match self.program {
-            Program::Verus { .. } => (
-                String::new(),
-                format!("{} \"$ALCC_SERVER\" -p {}", run.quoted(&bin.join("verus_client")), run.port),
-            ),
-            Program::Copa => {
-                (String::new(), format!("{} {}", run.quoted(&bin.join("genericcc_receiver")), run.port))
-            }
-            Program::Sprout => (
-                format!("SPROUT_MODEL_IN={} ", run.quoted(&bin.join("sprout.model"))),
-                format!("{} \"$ALCC_SERVER\" {}", run.quoted(&bin.join("sproutbt2")), run.port),
-            ),
-        };
-        Client {
-            command: format!(
-                "(cd {dir_q} && {env}exec {receiver}) & p=$!; sleep {}; kill -9 $p 2>/dev/null; wait $p",
-                self.receiver_lifetime(run.duration_s)
-            ),
-            // 128 + SIGKILL: stopped at the deadline.
-            deadline_status: 137,
-        }
+        self.receiver(run, run.port)
+    }
+
+    /// The receiver of flow `port - 40000` of several: Copa's only (its sender per flow sends
+    /// to the flow's port); the other programs run one flow.
+    fn flow_client(&self, run: &RunContext, port: u16, _weight: Option<f64>) -> Option<Client> {
+        (self.program == Program::Copa).then(|| self.receiver(run, port))
+    }
+
+    fn sender_per_flow(&self) -> bool {
+        self.program == Program::Copa
     }
 
     fn needs(&self) -> Vec<Need> {
@@ -370,6 +410,44 @@ mod tests {
             c.starts_with(&format!("(cd /d && SPROUT_MODEL_IN={bin}/sprout.model exec {bin}/sproutbt2")),
             "{c}"
         );
+    }
+
+    #[test]
+    fn several_copa_flows_get_a_sender_and_a_receiver_each() {
+        let c = RefScheme::parse("copa").unwrap();
+        let one = run();
+        let run = RunContext { clients: 2, ..one };
+        let bin = q(&refs_bin(run.alcc));
+        let s = c.server(&run);
+        let sender = |p: u16| {
+            format!(
+                "{bin}/genericcc_sender serverip=\"$ALCC_CLIENT\" serverport={p} sourceport={p} onduration=20000 \
+                 {COPA_ARGS} & "
+            )
+        };
+        let script = format!("{}{}wait", sender(40000), sender(40001));
+        assert_eq!(
+            s,
+            format!(
+                "cd /d && sleep 1 && exec /x/target/release/alcc rusage --out /d/rusage.json --seconds 21 -- sh -c {}",
+                shell_quote(&script)
+            )
+        );
+        assert!(c.sender_per_flow() && c.runs_several_flows());
+        let r = c.flow_client(&run, 40001, None).unwrap();
+        assert!(
+            r.command.starts_with(&format!("(cd /d && exec {bin}/genericcc_receiver 40001) & p=$!;")),
+            "{}",
+            r.command
+        );
+        assert_eq!(r.deadline_status, 137);
+        // One flow: as before, on the run's port.
+        assert!(c.client(&one).command.contains("genericcc_receiver 9000)"));
+        // Verus and Sprout run one flow.
+        for other in ["verus", "sprout"] {
+            let o = RefScheme::parse(other).unwrap();
+            assert!(!o.sender_per_flow() && !o.runs_several_flows(), "{other}");
+        }
     }
 
     #[test]

@@ -2,8 +2,16 @@
 //! `alcc get --mode udp` (no kernel TCP under it, nothing retransmitted). The same controller
 //! code as `alcc-CC`, without the kernel in the way; it is not CC's authors' program (formerly
 //! named `native-CC`).
+//!
+//! UDP mode's server serves one client at a time, so a run of several flows (a workload's
+//! `flows`) starts one `alcc serve --mode udp` per flow, each on its own port
+//! ([`super::flow_port`]) and so on its own congestion state, measured together
+//! ([`super::measured_senders`]); flow `i` writes `telemetry-flow-i.jsonl`.
 
-use super::{is_cc_spec, unknown_cc_warning, Client, Family, Kind, Need, RunContext, RunMode, Transfer};
+use super::{
+    flow_port, is_cc_spec, measured_senders, unknown_cc_warning, Client, Family, Kind, Need, RunContext,
+    RunMode, Transfer,
+};
 use crate::experiment::runner::shell_quote;
 
 /// alcc's controller over UDP.
@@ -45,6 +53,22 @@ impl Kind for UdpScheme {
     }
 
     fn server(&self, run: &RunContext) -> String {
+        if run.clients > 1 {
+            let senders: Vec<String> = (0..run.clients)
+                .map(|i| {
+                    format!(
+                        "{} serve --port {} --cc {} --mode udp --bytes {} --count 1 --seconds {} --telemetry {}",
+                        run.alcc_q(),
+                        flow_port(i),
+                        shell_quote(&self.cc),
+                        run.offer_bytes,
+                        run.server_seconds,
+                        run.quoted(&run.dir.join(format!("telemetry-flow-{i}.jsonl")))
+                    )
+                })
+                .collect();
+            return measured_senders(run, None, &senders);
+        }
         format!(
             "{} serve --port {} --cc {} --mode udp --bytes {} --count 1 --seconds {} --telemetry {} \
              --rusage {}",
@@ -60,6 +84,15 @@ impl Kind for UdpScheme {
 
     fn client(&self, run: &RunContext) -> Client {
         Client::alcc_get(run, RunMode::Udp)
+    }
+
+    /// `alcc get --mode udp` from the flow's own server, which listens on the flow's port.
+    fn flow_client(&self, run: &RunContext, port: u16, _weight: Option<f64>) -> Option<Client> {
+        Some(Client::alcc_get(&RunContext { port, ..*run }, RunMode::Udp))
+    }
+
+    fn sender_per_flow(&self) -> bool {
+        true
     }
 
     fn needs(&self) -> Vec<Need> {
@@ -100,6 +133,18 @@ mod tests {
         );
         assert_eq!(k.client(&run).command, "timeout 8 /bin/alcc get \"$ALCC_SERVER:9000\" --mode udp");
         assert!(UdpScheme::parse("a/b").is_err());
+        // Several flows: a server per flow on the flow's port, measured as one.
+        let several = RunContext { clients: 2, ..run };
+        assert!(k.sender_per_flow() && k.runs_several_flows());
+        assert_eq!(
+            k.server(&several),
+            "/bin/alcc rusage --out /d/rusage.json -- sh -c '/bin/alcc serve --port 40000 --cc copa --mode udp \
+             --bytes 100 --count 1 --seconds 10 --telemetry /d/telemetry-flow-0.jsonl & /bin/alcc serve --port 40001 \
+             --cc copa --mode udp --bytes 100 --count 1 --seconds 10 --telemetry /d/telemetry-flow-1.jsonl & wait'"
+        );
+        let c = k.flow_client(&several, 40001, Some(2.0)).unwrap();
+        assert_eq!(c.command, "timeout 8 /bin/alcc get \"$ALCC_SERVER:40001\" --mode udp");
+        assert_eq!(c.deadline_status, 124);
         assert!(k.label().contains("not its authors' program"));
     }
 }
