@@ -33,7 +33,9 @@
 //!   is not yet theirs: on rapidGold our `nocheck` enters the competitive mode far more often
 //!   than the authors' Copa (p95 +50 % over theirs, the drain check +17 %), and several
 //!   `nocheck` flows to one client, which the library groups by default, never leave it (4
-//!   flows on 12 Mbit/s in the simulator: p95 889 ms, with the drain check 71 ms). Both are
+//!   flows on 12 Mbit/s in the simulator: p95 889 ms, with the drain check 71 ms; four
+//!   uncoupled flows of the authors' Copa built such a queue too in the emulator, in 1 of 3
+//!   runs, experiments/copa-flows.toml). Both are
 //!   measured in bench/reference-results.md ("Copa's default"). One ACK that finds the queue
 //!   emptied ends
 //!   the competitive mode, as in the reference ([`mode`]); two smaller differences of the
