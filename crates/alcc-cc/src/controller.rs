@@ -102,6 +102,18 @@ pub trait Controller: Send {
         None
     }
 
+    /// Until when feedback that arrives now may wait before the controller hears it, with
+    /// no decision of its changing: `Some(t)` lets a transport hand it what arrived
+    /// meanwhile at `t` (its timer's due time at the latest), before
+    /// [`on_timer`](Self::on_timer), each sample as it was measured (the kernel's RTT, in
+    /// order) but heard later, with a later `now`. `sends_on_feedback`: whether the
+    /// transport would send at once what an ACK allows (its writes stopped at the window or
+    /// the pacer; not at a full socket, which sends nothing before it reports room, nor an
+    /// empty queue). `None` (the default): each at once.
+    fn feedback_can_wait_until(&self, _sends_on_feedback: bool) -> Option<Time> {
+        None
+    }
+
     /// The current window and pacing rate.
     fn decision(&self) -> Decision;
 

@@ -58,6 +58,8 @@ impl Telemetry {
             "chunks": info.chunks_sent,
             "ack_stamps": info.ack_stamps,
             "info_acks": info.info_acks,
+            "quiet_steps": info.quiet_steps,
+            "socket_holds": info.socket_holds,
             "ack_latency_total_us": info.ack_latency_total_us,
             "ack_latency_max_us": info.ack_latency_max_us,
             "kernel_unacked": info.kernel_unacked_segments,

@@ -2,7 +2,8 @@
 //!
 //! Application threads hand new flows and wake-ups to the driver through an inbox and an
 //! eventfd; sockets report ACK timestamps (EPOLLERR) and send-buffer space (EPOLLOUT),
-//! edge-triggered; one timerfd, armed for the earliest entry of a heap of per-flow deadlines
+//! edge-triggered, except while a flow holds its socket's events until its next step
+//! (src/flow/socket_hold.rs: the driver stops watching that socket); one timerfd, armed for the earliest entry of a heap of per-flow deadlines
 //! (pacing, controller timers), covers time. With nothing to do the thread sleeps in
 //! `epoll_wait`: an idle flow costs no CPU.
 //!
@@ -340,17 +341,62 @@ fn serve(l: &mut Loop<'_>, timer: &TimerFd) {
 impl Loop<'_> {
     fn add(&mut self, flow: Flow) {
         let id = flow.id;
-        let mut events = (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP | libc::EPOLLET) as u32;
-        if flow.reads_socket() {
-            events |= libc::EPOLLIN as u32;
-        }
-        if let Err(e) = self.epoll.add(flow.fd.as_raw_fd(), events, Token::Flow(id).encode()) {
+        if let Err(e) = self.watch(&flow) {
             flow.shared.lock().fail(e.kind(), format!("epoll: {e}"));
             flow.shared.notify();
             return;
         }
         self.flows.insert(id, flow);
         self.due.push((id, WokenBy::Other));
+    }
+
+    /// Watches the socket of `flow`, edge-triggered; an event already pending is reported
+    /// at the next wait.
+    fn watch(&self, flow: &Flow) -> io::Result<()> {
+        let mut events = (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP | libc::EPOLLET) as u32;
+        if flow.reads_socket() {
+            events |= libc::EPOLLIN as u32;
+        }
+        self.epoll.add(flow.fd.as_raw_fd(), events, Token::Flow(flow.id).encode())
+    }
+
+    /// Stops or resumes watching the socket of flow `id` as its last step asked
+    /// (src/flow/socket_hold.rs): a held socket's events (each SCHED stamp an EPOLLERR, which
+    /// no event mask can leave out) wake nothing until the flow's next step. A socket that
+    /// cannot be watched again fails its flow.
+    fn sync_watch(&mut self, id: FlowId) {
+        let Some(flow) = self.flows.get_mut(&id) else { return };
+        if flow.holds_socket == flow.socket_unwatched {
+            return;
+        }
+        if flow.holds_socket {
+            flow.socket_unwatched = self.epoll.delete(flow.fd.as_raw_fd()).is_ok();
+            return;
+        }
+        let flow = &self.flows[&id];
+        match self.watch(flow) {
+            Ok(()) => {
+                if let Some(flow) = self.flows.get_mut(&id) {
+                    flow.socket_unwatched = false;
+                }
+            }
+            Err(e) => {
+                flow.shared.lock().fail(e.kind(), format!("epoll: {e}"));
+                flow.shared.notify();
+                self.release(id);
+            }
+        }
+    }
+
+    /// Forgets flow `id`: it leaves its group and its socket is no longer watched.
+    fn release(&mut self, id: FlowId) {
+        if let Some(mut flow) = self.flows.remove(&id) {
+            flow.leave_group(&mut self.groups);
+            if !flow.socket_unwatched {
+                let _ = self.epoll.delete(flow.fd.as_raw_fd());
+            }
+            self.driver.flows.store(self.flows.len(), Ordering::Relaxed);
+        }
     }
 
     /// The driver thread is going: every flow it holds or was handed fails with
@@ -394,14 +440,9 @@ impl Loop<'_> {
                         self.deadlines.push(Reverse((t, id)));
                     }
                 }
+                self.sync_watch(id);
             }
-            Next::Release => {
-                if let Some(mut flow) = self.flows.remove(&id) {
-                    flow.leave_group(&mut self.groups);
-                    let _ = self.epoll.delete(flow.fd.as_raw_fd());
-                    self.driver.flows.store(self.flows.len(), Ordering::Relaxed);
-                }
-            }
+            Next::Release => self.release(id),
         }
     }
 }

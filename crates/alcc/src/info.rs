@@ -57,6 +57,9 @@ pub struct FlowInfo {
     /// Kernel mode: steps woken by the socket alone that ended after one TCP_INFO read showed
     /// nothing new (a SCHED stamp of a segment sent from the kernel's queue).
     pub quiet_steps: u64,
+    /// Kernel mode: steps after which the driver left the socket's events unheard until the
+    /// flow's next step, the controller's feedback being able to wait for it (`socket_hold`).
+    pub socket_holds: u64,
     /// Sum over ACK stamps of the time from the kernel stamping the ACK to the driver reading
     /// it, microseconds: divided by `ack_stamps`, the mean user-space feedback latency.
     pub ack_latency_total_us: u64,

@@ -507,3 +507,85 @@ fn a_panicking_controller_fails_its_flow_only() {
     let got: Vec<_> = clients.into_iter().map(|c| c.join().unwrap()).collect();
     assert_eq!(got.iter().filter(|g| g.as_ref().is_ok_and(|g| g.0 == total)).count(), 2, "{got:?}");
 }
+
+/// `fixed:window=20` that runs a timer every 2 ms and, if `patient`, says its feedback can
+/// wait for it (`feedback_can_wait_until`), as Verus does after slow start; records when it
+/// heard each ACK and the time its RTT says it arrived by.
+struct Ticking {
+    inner: Box<dyn alcc_cc::Controller>,
+    patient: bool,
+    next: Option<alcc_cc::Time>,
+    /// (heard at, sent at + RTT) per ACK.
+    heard: std::sync::Arc<std::sync::Mutex<Vec<(alcc_cc::Time, alcc_cc::Time)>>>,
+}
+
+impl alcc_cc::Controller for Ticking {
+    fn name(&self) -> &'static str {
+        "ticking"
+    }
+    fn on_sent(&mut self, now: alcc_cc::Time, p: &alcc_cc::SentPacket) -> u64 {
+        self.next.get_or_insert(now + Duration::from_millis(2));
+        self.inner.on_sent(now, p)
+    }
+    fn on_ack(&mut self, now: alcc_cc::Time, a: &alcc_cc::AckSample) {
+        self.heard.lock().unwrap().push((now, a.sent_at + a.rtt));
+        self.inner.on_ack(now, a)
+    }
+    fn on_loss(&mut self, now: alcc_cc::Time, l: &alcc_cc::LossEvent) {
+        self.inner.on_loss(now, l)
+    }
+    fn on_timer(&mut self, now: alcc_cc::Time) {
+        self.next = Some(now + Duration::from_millis(2));
+    }
+    fn next_timer(&self) -> Option<alcc_cc::Time> {
+        self.next
+    }
+    fn feedback_can_wait_until(&self, _sends_on_feedback: bool) -> Option<alcc_cc::Time> {
+        self.next.filter(|_| self.patient)
+    }
+    fn decision(&self) -> alcc_cc::Decision {
+        self.inner.decision()
+    }
+    fn metrics(&self) -> alcc_cc::Metrics {
+        self.inner.metrics()
+    }
+}
+
+#[test]
+fn a_controller_whose_feedback_can_wait_is_not_woken_by_its_socket() {
+    // Issue 18: each SCHED stamp wakes the driver (EPOLLERR). A flow whose controller acts on
+    // feedback only in its timer stops watching its socket until its next step, then hears
+    // every ACK, each at the time it arrived.
+    for patient in [true, false] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let total = 4u64 << 20;
+        let client = thread::spawn(move || read_all(&mut TcpStream::connect(addr).unwrap()));
+        let inner = alcc_cc::registry::build("fixed:window=20", &alcc_cc::Config::default()).unwrap();
+        let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let ticking = Ticking { inner, patient, next: None, heard: heard.clone() };
+        let mut stream = AlccStream::from_tcp_with_controller(
+            listener.accept().unwrap().0,
+            &solo("fixed:window=20"),
+            Box::new(ticking),
+        )
+        .unwrap();
+        let sum = write_pattern(&mut stream, total).unwrap();
+        stream.flush_and_wait();
+        let info = stream.info();
+        stream.close(Some(Duration::from_secs(30))).unwrap();
+        assert_eq!(client.join().unwrap().unwrap(), (total, sum), "patient: {patient}");
+        assert_eq!(info.bytes_acked, total);
+        let heard = heard.lock().unwrap();
+        assert_eq!(heard.len() as u64, info.chunks_sent, "every chunk heard once");
+        if patient {
+            assert!(info.socket_holds > 0, "{info:?}");
+            // Heard with the time its stamp says it arrived, not the later step's: at or
+            // after the time its own RTT gives (the clocks' conversion errs by microseconds).
+            let late = heard.iter().filter(|(at, by)| *at + Duration::from_micros(200) < *by).count();
+            assert_eq!(late, 0, "ACKs heard before they arrived: {late}");
+        } else {
+            assert_eq!(info.socket_holds, 0, "{info:?}");
+        }
+    }
+}

@@ -600,6 +600,22 @@ impl Controller for Verus {
         self.started.then(|| self.next_epoch.min(self.timeout_at))
     }
 
+    /// After slow start ACKs grant nothing: the allowance grows only in the epoch, and what
+    /// an ACK or a loss changes (the profile, `Dmax` of the epoch, W in the loss phase, the
+    /// loss timer) is read only there. In slow start each ACK grants, which matters at once
+    /// only if the transport would send it at once. Otherwise feedback that arrives before
+    /// the next epoch or loss timeout, heard at it before the timer runs, counts in the same
+    /// epoch; what moves is the `now` it is heard at (the last ACK's time, the loss timer's
+    /// re-arm, the expiry of skipped packets), by at most the wait, and ACKs heard in one
+    /// step are one instant (the check of a flight held below W runs once for them).
+    fn feedback_can_wait_until(&self, sends_on_feedback: bool) -> Option<Time> {
+        if self.slow_start && sends_on_feedback {
+            None
+        } else {
+            self.next_timer()
+        }
+    }
+
     fn decision(&self) -> Decision {
         Decision { window: self.bytes_in_flight.saturating_add(self.allowance), pacing_rate: None }
     }

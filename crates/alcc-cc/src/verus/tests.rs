@@ -50,6 +50,11 @@ impl Harness {
     }
 
     fn ack(&mut self, now: Time, seq: u64) {
+        self.ack_heard(now, now, seq);
+    }
+
+    /// An ACK that arrived at `arrived` (its RTT measured then), heard at `now`.
+    fn ack_heard(&mut self, now: Time, arrived: Time, seq: u64) {
         let (memo, sent_at) = self.in_flight.remove(&seq).expect("acking a packet in flight");
         let w = SendMemo::decode(memo).window_packets() as f64;
         let queue = Duration::from_secs_f64(self.queue_ms_per_packet * (w - 2.0).max(0.0) / 1000.0);
@@ -57,7 +62,7 @@ impl Harness {
             seq,
             bytes: MSS,
             sent_at,
-            rtt: now - sent_at + queue,
+            rtt: arrived - sent_at + queue,
             bytes_in_flight: self.bif(),
             delivered: 0,
             memo,
@@ -734,4 +739,62 @@ fn late_acks_during_an_outage_space_the_timeouts_as_the_reference() {
     eprintln!("sent in the last second before the outage {before}, during it {outage}");
     assert!(before > 500, "{before} packets in the second before the outage");
     assert!(outage < 200, "{outage} packets sent into the outage");
+}
+
+/// A sender out of slow start on a path whose queue grows 0.1 ms per packet of window above
+/// 2, for [`acks_heard_at_the_next_epoch_decide_as_acks_heard_at_once`].
+fn out_of_slow_start() -> Harness {
+    let mut h = Harness::new(6.0);
+    h.queue_ms_per_packet = 0.1;
+    let now = slow_start_rounds(&mut h, 60.0);
+    let victim = *h.in_flight.keys().next_back().unwrap();
+    h.lose(now, victim); // ends slow start
+    h
+}
+
+#[test]
+fn acks_heard_at_the_next_epoch_decide_as_acks_heard_at_once() {
+    // The engine leaves a socket's events unheard until the flow's next step when
+    // `feedback_can_wait_until` allows (crates/alcc/src/flow/socket_hold.rs), then hands
+    // each ACK over with the time it arrived. In slow start each ACK grants: only when the
+    // transport could not send it anyway.
+    let mut slow = Harness::new(6.0);
+    slow_start_rounds(&mut slow, 8.0);
+    assert!(slow.v.in_slow_start());
+    assert_eq!(slow.v.feedback_can_wait_until(true), None);
+    assert_eq!(slow.v.feedback_can_wait_until(false), slow.v.next_timer());
+    // After slow start: two identical senders, every packet acknowledged 31.5 ms after it
+    // was sent, mid-epoch. One hears each ACK when it arrives, the other every ACK of an
+    // epoch at the epoch's timer, before the timer runs, each with its arrival time.
+    let mut at_once = out_of_slow_start();
+    let mut batched = out_of_slow_start();
+    assert_eq!(batched.v.feedback_can_wait_until(true), batched.v.next_timer());
+    let flight = Duration::from_micros(31_500);
+    let mut acks = 0;
+    for _ in 0..400 {
+        let epoch = batched.v.next_timer().unwrap();
+        assert_eq!(at_once.v.next_timer(), Some(epoch));
+        // The ACKs that arrive before the epoch, in the order they were sent.
+        let mut due: Vec<(Time, u64)> = at_once
+            .in_flight
+            .iter()
+            .map(|(&seq, &(_, sent))| (sent + flight, seq))
+            .filter(|&(t, _)| t < epoch)
+            .collect();
+        due.sort_unstable();
+        for &(t, seq) in &due {
+            at_once.ack(t, seq);
+            // Nothing is granted per ACK after slow start: nothing to send before the epoch.
+            assert!(at_once.send(t).is_empty());
+            batched.ack(t, seq);
+        }
+        acks += due.len();
+        at_once.run_timers(epoch);
+        batched.run_timers(epoch);
+        assert_eq!(at_once.send(epoch), batched.send(epoch));
+        assert_eq!(at_once.v.target_window(), batched.v.target_window());
+        assert_eq!(at_once.v.target_delay_ms(), batched.v.target_delay_ms());
+    }
+    assert!(!batched.v.in_slow_start());
+    assert!(batched.v.stats().epochs >= 400 && acks > 400, "{:?}, {acks} ACKs", batched.v.stats());
 }

@@ -146,6 +146,16 @@ impl Groups {
         Some(self.remote.entry(key.clone()).or_insert_with(|| RemoteGroup::new(socket.clone(), name.clone())))
     }
 
+    /// Whether a flow of group `key` is alone in it, so that no other flow moves its share: a
+    /// local group of at most one flow (one on the host's manager may hold flows of other
+    /// processes).
+    pub fn holds_at_most_one(&self, key: &GroupKey) -> bool {
+        match key {
+            GroupKey::Managed { .. } => false,
+            _ => self.groups.get(key).map_or(0, FlowGroup::len) <= 1,
+        }
+    }
+
     /// How many flows group `key` holds.
     #[cfg(test)]
     pub fn len_of(&self, key: &GroupKey) -> usize {

@@ -31,6 +31,8 @@ pub struct KernelFeedback {
     /// A TCP_INFO read by [`nothing_new`](Self::nothing_new) that found news: the step's
     /// [`collect`](FeedbackSource::collect) settles with it instead of reading another.
     read_ahead: Option<TcpInfo>,
+    /// When the stamps of the last collect arrived ([`FeedbackSource::arrivals`]).
+    arrivals: Vec<(usize, Time)>,
     /// Steps that [`nothing_new`](Self::nothing_new) ended at once, for diagnostics.
     pub quiet_steps: u64,
     /// ACK timestamps received, for diagnostics.
@@ -145,6 +147,10 @@ impl KernelFeedback {
                     let before = out.len();
                     out.extend(Self::settle(chunks, end, |c| stamp_rtt(c, ns, now, realtime_ns)));
                     self.stamp_acks += (out.len() - before) as u64;
+                    if out.len() > before {
+                        let arrived = now.saturating_sub(Duration::from_micros(age_us));
+                        self.arrivals.push((before, arrived));
+                    }
                 }
             }
         }
@@ -247,13 +253,27 @@ impl FeedbackSource for KernelFeedback {
         self.stamps.clear();
         sys::drain_error_queue(fd, &mut self.stamps)?;
         let stamps = std::mem::take(&mut self.stamps);
+        self.arrivals.clear();
+        let first = out.len();
         self.take_stamps(&stamps, now, sys::realtime_ns(), chunks, out);
+        for a in &mut self.arrivals {
+            a.0 -= first;
+        }
         self.stamps = stamps;
+        // What TCP_INFO settles below arrived at some time unknown: counted from the step.
+        let settled_by_info = out.len() - first;
+        if !self.arrivals.is_empty() {
+            self.arrivals.push((settled_by_info, now));
+        }
         // What TCP_INFO still settles has no stamp (a full error queue dropped it): it was
         // acknowledged at some time before TCP_INFO was read, possibly after the step began,
         // and is timed after the reads, so that its RTT is never shorter than the ACK took.
         self.take_tcp_info(info, sys::now().max(now), chunks, out);
         Ok(())
+    }
+
+    fn arrivals(&self) -> &[(usize, Time)] {
+        &self.arrivals
     }
 
     fn tcp_info(&self) -> Option<&TcpInfo> {
@@ -350,6 +370,14 @@ mod tests {
         }
         assert_eq!(chunks.bytes_in_flight(), 0);
         assert_eq!(f.stamp_acks, 21);
+        // Each ACK's arrival on the engine clock: its stamp's age before `now` (the first
+        // stamp, read at `realtime`, arrived at `now`; the batch's at 30 ms to 11 ms before).
+        let batch = &f.arrivals()[1..];
+        assert_eq!(batch.len(), 20);
+        for (i, &(from, t)) in batch.iter().enumerate() {
+            assert_eq!(from, i, "one sample per stamp");
+            assert_eq!(t, now.saturating_sub(Duration::from_millis(30 - i as u64)));
+        }
         // TCP_INFO finds nothing left to acknowledge.
         let info = TcpInfo { bytes_acked: chunks.written(), ..TcpInfo::default() };
         f.take_tcp_info(info, now, &mut chunks, &mut out);

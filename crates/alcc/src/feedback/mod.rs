@@ -86,6 +86,14 @@ pub trait FeedbackSource: Send {
         None
     }
 
+    /// When what the last `collect` appended arrived, for a source that knows (kernel
+    /// mode: each ACK stamp's time): `(i, t)`, the events from index `i` of that `collect`'s
+    /// output on (up to the next entry's) arrived at `t`; events before the first entry, or
+    /// all with none, when the step began.
+    fn arrivals(&self) -> &[(usize, Time)] {
+        &[]
+    }
+
     /// The TCP_INFO read by the last `collect`, if this source reads one.
     fn tcp_info(&self) -> Option<&TcpInfo> {
         None

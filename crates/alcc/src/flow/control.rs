@@ -150,11 +150,32 @@ impl Control {
         matches!(self, Control::Controlled { .. })
     }
 
-    /// Hands what the feedback source learned to the controller; returns the losses among it.
-    pub fn on_feedback(&mut self, now: Time, events: &[Feedback]) -> u64 {
+    /// Hands what the feedback source learned to the controller at `now`; returns the losses
+    /// among it. Feedback that waited to be heard (the flow held its socket's events,
+    /// src/flow/socket_hold.rs) comes with `arrivals`: each event is heard at the time it
+    /// arrived, as the source knows it
+    /// ([`FeedbackSource::arrivals`](crate::feedback::FeedbackSource::arrivals)), kept within
+    /// `since` (the flow's previous step) and `now`; with no arrival known, at `now`.
+    pub fn on_feedback_arrived(
+        &mut self,
+        now: Time,
+        events: &[Feedback],
+        arrivals: &[(usize, Time)],
+        since: Time,
+    ) -> u64 {
         let Control::Controlled { controller, .. } = self else { return 0 };
         let mut losses = 0;
-        for ev in events {
+        let mut next = arrivals.iter().peekable();
+        let mut at = now;
+        for (i, ev) in events.iter().enumerate() {
+            while let Some(&&(from, t)) = next.peek() {
+                if from > i {
+                    break;
+                }
+                at = t.clamp(since.min(now), now);
+                next.next();
+            }
+            let now = at;
             match ev {
                 Feedback::Ack(a) => controller.on_ack(now, a),
                 Feedback::LateAck(a) => controller.on_late_ack(now, a),
@@ -174,6 +195,14 @@ impl Control {
             if controller.next_timer().is_some_and(|t| t <= now) {
                 controller.on_timer(now);
             }
+        }
+    }
+
+    /// Until when the controller's feedback can wait ([`Controller::feedback_can_wait_until`]).
+    pub fn feedback_can_wait_until(&self, sends_on_feedback: bool) -> Option<Time> {
+        match self {
+            Control::Plain => None,
+            Control::Controlled { controller, .. } => controller.feedback_can_wait_until(sends_on_feedback),
         }
     }
 
@@ -335,7 +364,7 @@ mod tests {
                 memo: 0,
             };
             for (control, membership) in [(&mut managed, &mut membership), (&mut uncoupled, &mut alone)] {
-                control.on_feedback(now, &[Feedback::Ack(ack)]);
+                control.on_feedback_arrived(now, &[Feedback::Ack(ack)], &[], now);
                 control.couple(now, None, mss, membership, &mut groups);
             }
             assert_eq!(managed.decision(), uncoupled.decision(), "step {i}");

@@ -12,6 +12,7 @@ pub(crate) mod chunk;
 pub(crate) mod control;
 pub(crate) mod send_queue;
 pub(crate) mod shared;
+pub(crate) mod socket_hold;
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -32,6 +33,7 @@ use crate::underlay::FlowUnderlay;
 use self::chunk::SendClock;
 use self::control::{Allowance, Control, Sizing};
 use self::shared::{ControlChange, Ending, Shared, SharedState};
+use self::socket_hold::Stop;
 
 /// How often a flow without ACK stamps (after its FIN, or in plain mode) re-reads TCP_INFO
 /// while bytes are in flight, at first; each poll that finds nothing newly acknowledged
@@ -101,6 +103,8 @@ struct Counters {
     max_in_flight: u64,
     /// The most bytes in flight beyond the window right after a write (0 if gating holds).
     max_overshoot: u64,
+    /// Steps after which the socket's events were held until the next step ([`socket_hold`]).
+    socket_holds: u64,
 }
 
 /// The driver's part of a flow.
@@ -131,6 +135,13 @@ pub(crate) struct Flow {
     idle_look_at: Time,
     /// The wake-up time currently scheduled in the driver's heap.
     pub scheduled: Option<Time>,
+    /// Whether the last step asked the driver to leave the socket's events unheard until the
+    /// flow's next step ([`socket_hold`]).
+    pub holds_socket: bool,
+    /// Whether the driver has stopped watching the socket (its part of the hold).
+    pub socket_unwatched: bool,
+    /// When the flow's last step past the quiet check began.
+    last_step_at: Time,
 }
 
 impl Flow {
@@ -163,6 +174,9 @@ impl Flow {
             membership: Membership::new(None, 1.0),
             idle_look_at: Time::ZERO,
             scheduled: None,
+            holds_socket: false,
+            socket_unwatched: false,
+            last_step_at: Time::ZERO,
         }
     }
 
@@ -233,7 +247,10 @@ impl Flow {
         if looks {
             self.transport.feedback().collect(fd, now, &mut self.chunks, &mut self.events)?;
         }
-        self.counters.losses += self.control.on_feedback(now, &self.events);
+        // After a hold the feedback waited: each ACK is heard at the time it arrived.
+        let since = std::mem::replace(&mut self.last_step_at, now);
+        let arrivals = if self.socket_unwatched { self.transport.feedback_ref().arrivals() } else { &[] };
+        self.counters.losses += self.control.on_feedback_arrived(now, &self.events, arrivals, since);
         self.control.fire_timer(now);
 
         let shared = self.shared.clone();
@@ -261,7 +278,7 @@ impl Flow {
         self.underlay.sync(fd, self.control.decision(), self.mss(), now)?;
         self.pace_kernel(fd)?;
         let (before, was_full, was_handed_over) = (st.queue.len(), st.queue.is_full(), st.handed_over);
-        let wake_at = self.write_queue(fd, now, &mut st)?;
+        let stop = self.write_queue(fd, now, &mut st)?;
         if st.queue.is_empty() {
             self.control.on_idle();
             if now >= self.idle_look_at {
@@ -303,6 +320,7 @@ impl Flow {
         let room = freed && (st.queue.is_empty() || (was_full && !st.queue.is_full()));
         let wake_waiters = room || done || (st.handed_over && !was_handed_over);
         let active = !st.queue.is_empty() || self.chunks.bytes_in_flight() > 0;
+        let open = st.ending == Ending::Open;
         drop(st);
         if wake_waiters {
             self.shared.notify();
@@ -313,7 +331,34 @@ impl Flow {
         if looks {
             self.note_poll();
         }
-        Ok(Next::Keep(self.next_wake(now, wake_at, active)))
+        let wake = self.next_wake(now, stop.wake_at(), active);
+        let alone = self.membership.key.as_ref().is_none_or(|k| groups.holds_at_most_one(k));
+        self.holds_socket = open && alone && self.may_hold_socket(now, stop, wake);
+        if self.holds_socket {
+            self.counters.socket_holds += 1;
+        }
+        Ok(Next::Keep(wake))
+    }
+
+    /// Whether the socket's events may go unheard until the step at `wake` after a step that
+    /// stopped writing for `stop` ([`socket_hold`]): kernel mode (framed and UDP mode read
+    /// their feedback from the socket) with stamped chunks before the FIN, nothing left in
+    /// the feedback source, and a controller whose feedback can wait that long. The caller
+    /// also requires the flow alone in its group (a group's share moves at every step of
+    /// the others).
+    fn may_hold_socket(&self, now: Time, stop: Stop, wake: Option<Time>) -> bool {
+        let Some(info) = self.transport.kernel_info() else { return false };
+        if self.shut || self.polls_for_acks() {
+            return false;
+        }
+        if self.transport.feedback_ref().backlogged() {
+            return false;
+        }
+        // The socket refused at TCP_NOTSENT_LOWAT unsent and reports room below half of it.
+        let rate = info.pacing_rate.max(info.delivery_rate);
+        let drain = socket_hold::drain_time(u64::from(self.options.notsent_lowat / 2), rate);
+        let can_wait_until = self.control.feedback_can_wait_until(stop.sends_on_feedback());
+        socket_hold::holds(now, can_wait_until, wake, stop, drain)
     }
 
     /// Whether no event on the socket tells the flow of its acknowledgements, so that it
@@ -343,17 +388,17 @@ impl Flow {
         Ok(())
     }
 
-    /// Writes chunks while the control allows and the socket takes them. Returns when to try
-    /// again (`None`: when the socket or the feedback says so).
-    fn write_queue(&mut self, fd: RawFd, now: Time, st: &mut SharedState) -> io::Result<Option<Time>> {
+    /// Writes chunks while the control allows and the socket takes them. Returns why it
+    /// stopped, and with it when to try again (none: when the socket or the feedback says so).
+    fn write_queue(&mut self, fd: RawFd, now: Time, st: &mut SharedState) -> io::Result<Stop> {
         loop {
             if !self.transport.flush(fd)? {
                 // The socket is full: whatever holds us up, it is not the pacer.
                 self.control.on_idle();
-                return Ok(None);
+                return Ok(Stop::SocketFull);
             }
             if st.queue.is_empty() {
-                return Ok(None);
+                return Ok(Stop::QueueEmpty);
             }
             let queued = st.queue.len();
             let in_flight = self.chunks.bytes_in_flight();
@@ -362,13 +407,13 @@ impl Flow {
                     Allowance::Send { len, record } => {
                         (len.min(self.transport.payload_limit().unwrap_or(u64::MAX)), record)
                     }
-                    Allowance::PacedUntil(t) => return Ok(Some(t)),
+                    Allowance::PacedUntil(t) => return Ok(Stop::Paced(t)),
                     Allowance::WindowFull => {
                         // Window-limited, not pacer-limited: no catching up afterwards.
                         self.control.on_idle();
                         // Waiting for feedback: it normally arrives on the socket; look again
                         // after STALL_POLL in case it was lost (a full error queue).
-                        return Ok(Some(now + STALL_POLL));
+                        return Ok(Stop::WindowFull(now + STALL_POLL));
                     }
                 };
             let (len, record) = allowance;
@@ -379,7 +424,7 @@ impl Flow {
                 st.queue.front_read(len)?
             };
             let Some(payload) = front else {
-                return Ok(None);
+                return Ok(Stop::QueueEmpty);
             };
             let chunk = OutChunk {
                 seq: self.chunks.next_seq(),
@@ -397,7 +442,7 @@ impl Flow {
                     st.queue.consume(n as u64);
                     self.record_sent(now, n as u64);
                     self.control.on_idle();
-                    return Ok(None);
+                    return Ok(Stop::SocketFull);
                 }
                 Some(n) => {
                     st.queue.consume(n as u64);
@@ -405,7 +450,7 @@ impl Flow {
                 }
                 None => {
                     self.control.on_idle();
-                    return Ok(None);
+                    return Ok(Stop::SocketFull);
                 }
             }
         }
@@ -508,6 +553,7 @@ impl Flow {
         info.info_acks = stats.fallback_acks;
         info.foreign_datagrams = stats.foreign;
         info.quiet_steps = stats.quiet_steps;
+        info.socket_holds = self.counters.socket_holds;
         info.ack_latency_total_us = stats.ack_latency_total_us;
         info.ack_latency_max_us = stats.ack_latency_max_us;
         if let Some(ti) = feedback.tcp_info() {

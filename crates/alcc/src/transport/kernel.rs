@@ -33,6 +33,11 @@
 //! ([`KernelTransport::nothing_new`]). The stamp stays in the error queue and is read, before
 //! the ACK stamp of its chunk, by the next step that has an acknowledgement to settle: what
 //! the controller hears is unchanged.
+//!
+//! The wake-ups themselves are avoided where the controller's feedback can wait for its
+//! timer ([`socket_hold`](crate::flow::socket_hold)): the driver then stops watching the
+//! socket until the flow's next step, which reads every stamp queued meanwhile and hands each
+//! ACK over at the time its stamp says it arrived.
 
 use std::io;
 use std::os::fd::RawFd;

@@ -134,6 +134,14 @@ impl Transport {
         }
     }
 
+    /// Kernel mode: the TCP_INFO its feedback read last; `None` in framed and UDP mode.
+    pub fn kernel_info(&self) -> Option<&sys::TcpInfo> {
+        match self {
+            Transport::Kernel(t) => Some(t.feedback.last_info()),
+            Transport::Framed(_) | Transport::Udp(_) => None,
+        }
+    }
+
     /// Whether the flow must re-read its feedback now and then while bytes are in flight,
     /// because no event on the socket will tell of their acknowledgement: kernel mode after a
     /// chunk that went without timestamps ([`KernelTransport::polls_for_acks`]); framed and
