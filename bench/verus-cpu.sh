@@ -13,11 +13,13 @@
 #   flock /work/locks/emu.lock flock /work/locks/quiet.lock bench/verus-cpu.sh
 # it prints `uptime` before and after.
 #
-# Usage: bench/verus-cpu.sh [--trace FILE] [--seconds D] [--runs N] [--cc SPEC] [--before BIN] [--perf DIR]
+# Usage: bench/verus-cpu.sh [--trace FILE] [--seconds D] [--runs N] [--cc SPEC] [--underlay U] [--before BIN] [--perf DIR]
 #   --trace FILE  the Mahimahi trace of both directions (default: the paper's highwayGold)
 #   --seconds D   length of each download (default 30)
 #   --runs N      rounds of the three modes (default 1)
 #   --cc SPEC     the controller (default verus)
+#   --underlay U  the kernel congestion control under it (default cubic; `alcc`: the BPF underlay,
+#                 where the controller's window governs the kernel's)
 #   --before BIN  also `BIN serve` in kernel mode in every round (an older build: before/after)
 #   --perf DIR    afterwards, one more run of each mode (and one of BIN's) under `perf record -g`;
 #                 DIR/<kind>.txt gets the top entries of `perf report --no-children`
@@ -30,6 +32,7 @@ trace="${ALCC_TRACE_DIR:-../shared/traces}/alcc-paper/highwayGold.trace"
 seconds=30
 runs=1
 cc=verus
+underlay=cubic
 before=
 perf_dir=
 while [ $# -gt 0 ]; do
@@ -38,9 +41,10 @@ while [ $# -gt 0 ]; do
     --seconds) seconds="$2"; shift ;;
     --runs) runs="$2"; shift ;;
     --cc) cc="$2"; shift ;;
+    --underlay) underlay="$2"; shift ;;
     --before) before="$2"; shift ;;
     --perf) perf_dir="$2"; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "verus-cpu.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -87,7 +91,7 @@ one() {
   esac
   local dir="$out/$tag"
   mkdir -p "$dir"
-  local server="$wrap $bin serve --port 9000 --cc $cc --underlay cubic --bytes 100000000000 --count 1 \
+  local server="$wrap $bin serve --port 9000 --cc $cc --underlay $underlay --bytes 100000000000 --count 1 \
 --seconds $((seconds + 2)) --rusage $dir/rusage.json" client ok
   if [ "$mode" = kernel ]; then
     server="$server --http"
@@ -107,7 +111,7 @@ one() {
   "$A" analyze --json "$dir/down.log" >"$dir/analysis.json"
 }
 
-echo "== $cc through the emulator: $(basename "$trace"), 10 ms, 2 MB queues, $seconds s, $runs round(s); kernel vs framed vs udp"
+echo "== $cc over $underlay through the emulator: $(basename "$trace"), 10 ms, 2 MB queues, $seconds s, $runs round(s); kernel vs framed vs udp"
 echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, $(uname -r)"
 uptime
 kinds=(kernel framed udp)
