@@ -44,7 +44,11 @@
 //!   integer division first; the two differ by at most one packet). That packet matters at W 1:
 //!   the reference then keeps 2 packets in flight, so rule 4 holds until an ACK comes, where we
 //!   keep 1 and may raise `Dmin` again the next epoch (bench/reference-results.md, section
-//!   "udp-verus on the six cells last measured before the slow-start change").
+//!   "udp-verus on the six cells last measured before the slow-start change"). Also `Wcrt`
+//!   counts bytes / `mss`, so two of UDP mode's 1412-byte packets are 1.95, below rule 4's 2.
+//!   Both in the reference's integer arithmetic were measured on the 12 shared traces and not
+//!   kept: one cell fewer within, by slow start's overshoot (section "udp-verus: rules 4 and 6
+//!   in whole packets").
 //! - Unused allowance is capped at `W + 1` packets (of `mss` bytes, or one of the largest chunk
 //!   the transport sent if that is more) where the transport holds the flight below W (kernel
 //!   mode's cwnd, an application-limited flow), so that such a flow does not bank allowance and
