@@ -2,9 +2,9 @@
 # Coupled flows through the trace emulator (issue 14's criteria; docs/coupled-flows.md). Run as
 # root, holding an emulator slot: `/work/locks/emu bench/coupled.sh ...`.
 #
-# 4 ALCC-Copa flows with the drain check (`--cc copa:mode=drain`: our variant and the default,
-# named, which a coupled group needs to leave competitive mode, docs/coupled-flows.md; older
-# builds know it as `mode=auto`, the same thing) over kernel CUBIC to one client: 4 curls in the client namespace, started
+# 4 ALCC-Copa flows with the drain check (`--cc copa:mode=drain`: our variant, which a coupled
+# group needs to leave competitive mode, docs/coupled-flows.md; a build before the default
+# became the authors' switch knows it as `mode=auto`, the same thing) over kernel CUBIC to one client: 4 curls in the client namespace, started
 # together, each `curl --max-time S http://SERVER:9000/?weight=W` with W = 1, 2, 3, 4, behind
 # `alcc link` with 20 ms one-way delay and a 1000-packet drop-tail downlink queue, over
 #   - a constant 12 Mbit/s trace (`alcc trace gen --kind constant --rate 12`) and

@@ -57,8 +57,8 @@ for (tr, wl), m in med.groupby(level=[0, 1]):
     c = m["cross_on"]
     def r(a, b):
         return c.get(a, float("nan")) / c.get(b, float("nan"))
-    # Copa's drain-check variant named (`alcc-copa:mode=drain+X`), or bare `alcc-copa+X`, the
-    # same controller (the drain check is the default).
+    # Copa's drain-check variant (`alcc-copa:mode=drain+X`), or bare `alcc-copa+X` in sweeps
+    # from before the authors' mode switch became Copa's default.
     cp, un = (next((s for s in (f"alcc-copa:mode=drain+{x}", f"alcc-copa+{x}") if s in m.index), f"alcc-copa+{x}") for x in ("coupled", "uncoupled"))
     print(f"- {tr} {wl}: coupled/uncoupled {r(cp, un):.2f}, coupled/tcp-cubic {r(cp, 'tcp-cubic'):.2f}, uncoupled/tcp-cubic {r(un, 'tcp-cubic'):.2f}; 4-flow p95 coupled/uncoupled {m.loc[cp,'flows_p95']/m.loc[un,'flows_p95']:.2f}")
 print()

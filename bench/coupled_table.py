@@ -70,8 +70,8 @@ print()
 print("| trace | workload | aggregate coupled / uncoupled | p95 uncoupled / coupled (means) | p95 per run |")
 print("| --- | --- | --- | --- | --- |")
 for (tr, wl), g in ok.groupby(["trace", "workload"], sort=False):
-    # Copa's drain-check variant named (`alcc-copa:mode=drain+X`), or bare `alcc-copa+X`, the
-    # same controller (the drain check is the default).
+    # Copa's drain-check variant (`alcc-copa:mode=drain+X`), or bare `alcc-copa+X` in sweeps
+    # from before the authors' mode switch became Copa's default.
     c = g[g["scheme"].isin(["alcc-copa:mode=drain+coupled", "alcc-copa+coupled"])].sort_values("run")
     u = g[g["scheme"].isin(["alcc-copa:mode=drain+uncoupled", "alcc-copa+uncoupled"])].sort_values("run")
     if c.empty or u.empty:

@@ -3,8 +3,8 @@
 # synthetic cellular trace.
 #   As root: `alcc experiment run experiments/demo.toml` (real downloads through the
 #   trace-driven emulator: plain kernel CUBIC and BBR fetched by curl, alcc's Copa, Verus and
-#   Sprout over kernel CUBIC (Sprout framed and server-only, sprout-ack; Copa with our drain
-#   check and as the authors', copa:mode=nocheck), alcc's own Copa, Verus
+#   Sprout over kernel CUBIC (Sprout framed and server-only, sprout-ack; Copa as the authors' and
+#   with our drain check, copa:mode=drain), alcc's own Copa, Verus
 #   and Sprout over UDP), then `alcc-report` writes report.html and report.md.
 #   Not root (no network namespaces): the same comparison in the simulator only.
 # Usage: scripts/demo.sh [OUT_DIR]   (default results/demo-DATE-TIME; an existing OUT_DIR with
@@ -47,7 +47,7 @@ header() { printf '%-16s %8s %6s %8s %8s %8s\n' "$1" "Mbit/s" "util%" "p50 ms" "
 echo
 echo "== simulated: 60 s, 2 MB drop-tail buffer, 10 ms one-way delay"
 header scheme
-for cc in cubic reno copa copa:mode=nocheck verus:r=2 verus sprout sprout-ack; do
+for cc in cubic reno copa copa:mode=drain verus:r=2 verus sprout sprout-ack; do
   "$alcc" controllers | grep -q "^${cc%%:*} " || continue
   "$alcc" sim --trace "$out/cellular.trace" --cc "$cc" --delay 10 --queue bytes=2000000 \
     --duration 60 --series "$out/sim-${cc//[:=]/_}.csv" >"$out/sim-${cc//[:=]/_}.json"

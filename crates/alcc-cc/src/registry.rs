@@ -43,7 +43,7 @@ pub static ENTRIES: &[Entry] = &[
     },
     Entry {
         name: "copa",
-        about: "Copa (NSDI 2018); delta=D (0.5), mode=drain|nocheck|default (drain: ours with the drain check, earlier name auto; nocheck: the authors' mode switch), gate=reference|cwnd (reference: ceil(cwnd) packets in flight, as the authors' sender)",
+        about: "Copa (NSDI 2018); delta=D (0.5), mode=nocheck|drain|default (nocheck: the authors' mode switch; drain: ours with the drain check, earlier name auto), gate=reference|cwnd (reference: ceil(cwnd) packets in flight, as the authors' sender)",
         sender: |p, c| Ok(Box::new(Copa::from_params(p, c)?)),
         receiver: None,
     },

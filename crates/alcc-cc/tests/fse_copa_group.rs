@@ -1,9 +1,8 @@
 //! Four Copa flows over one bottleneck in the simulator ([`alcc_cc::sim::flows`]), coupled in
 //! one flow group (as `alcc serve --group auto` couples them) or each alone: what the group
 //! does to the queue, deterministically (issue 14's delay goal; bench/coupled-results.md).
-//! The flows run `copa:mode=drain` (the default, named): a group leaves the competitive mode by
-//! draining together (docs/coupled-flows.md), which `mode=nocheck` (the authors' switch) never
-//! does.
+//! The flows run `copa:mode=drain`: a group leaves the competitive mode by draining together
+//! (docs/coupled-flows.md), which the default `mode=nocheck` (the authors' switch) never does.
 
 mod common;
 

@@ -38,7 +38,7 @@ fn cellular_trace_beats_cubic_on_delay() {
 /// Alone on a link there is no buffer-filler, so with the drain check (`mode=drain`,
 /// `copa::drain`) Copa's competitive mode must cost nothing: it keeps the delay and throughput
 /// of `mode=default` on the demo's link (synthetic trace, 10 ms, 2 MB queue). Without the check
-/// (`mode=nocheck`, as the authors' sender) the competitive mode, entered when a
+/// (`mode=nocheck`, the default, as the authors' sender) the competitive mode, entered when a
 /// capacity drop keeps the queue up for 4 x srtt, grows `1/delta` past the point where Copa's
 /// own queue empties and stays to the end: p95 560, 399 and 278 ms on seeds 1-3 before the
 /// reference's per-ACK exit (ca2303d), 119, 118 and 112 ms with it.

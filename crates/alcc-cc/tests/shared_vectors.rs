@@ -33,9 +33,8 @@ fn flows() -> Vec<(&'static str, String, Source)> {
         ("copa-sim.csv", "copa".into(), Source::Sim),
         ("copa-default-mode-sim.csv", "copa:delta=0.1,mode=default".into(), Source::Sim),
         ("copa-random.csv", "copa".into(), Source::Random(11)),
-        // The authors' mode switch, without the drain check (the default drains on the random
-        // script; the 4 s simulator run does not drain).
-        ("copa-nocheck-random.csv", "copa:mode=nocheck".into(), Source::Random(11)),
+        // The drain check's variant: the random script drains (the 4 s simulator run does not).
+        ("copa-drain-random.csv", "copa:mode=drain".into(), Source::Random(11)),
         ("mdi-verus-sim.csv", format!("mdi:model={builtin},seed=7"), Source::Sim),
         ("mdi-crafted-random.csv", format!("mdi:model={crafted},seed=3"), Source::Random(12)),
     ]

@@ -6,9 +6,9 @@
 //! is the queueing delay: the standing RTT minus the minimum RTT (section 2.1). As a window,
 //! the target is `RTTstanding / (delta x dq)` packets. On every ACK the window moves by
 //! `v / (delta x cwnd)` packets towards the target ([`velocity`]), packets are paced at
-//! `2 x cwnd / RTTstanding`, `delta` adapts in the competitive mode ([`mode`]), the
-//! competitive mode checks now and then that a competitor is still there by draining Copa's own
-//! queue ([`drain`]; `mode=nocheck` without), and heavy loss shrinks the window ([`loss`]).
+//! `2 x cwnd / RTTstanding`, `delta` adapts in the competitive mode ([`mode`]), with
+//! `mode=drain` the competitive mode checks now and then that a competitor is still there by
+//! draining Copa's own queue ([`drain`]), and heavy loss shrinks the window ([`loss`]).
 //!
 //! The window lets `ceil(cwnd)` packets be in flight, as the reference sender's gate does
 //! ([`gate`]); `gate=cwnd` lets `cwnd` packets of bytes, `floor(cwnd)` whole segments.
@@ -23,22 +23,20 @@
 //!   A late ACK of a packet the transport declared lost ([`Controller::on_late_ack`]) is an ACK
 //!   as any other (an RTT sample, a window step, the 2-s clock restarted), as every ACK is to
 //!   the reference's `onACK`; the loss stays counted.
-//! - By default (`mode=drain`, earlier name `mode=auto`, still accepted) the competitive mode
-//!   drains Copa's own queue now and then to see whether a competitor is still there
-//!   ([`drain`]); coupled groups drain together with it (docs/coupled-flows.md). The authors'
-//!   sender has no such check: alone on a deep buffer without loss its competitive mode cannot
-//!   end once its own queue no longer empties (City and Verizon-LTE-short in
-//!   bench/reference-results.md). `mode=nocheck` switches as theirs does. It is not the
-//!   default, against issue 13's rule that the reference behaviour be the default, because ours
-//!   is not yet theirs: on rapidGold our `nocheck` enters the competitive mode far more often
-//!   than the authors' Copa (p95 +50 % over theirs, the drain check +17 %; an effect of the
-//!   emulated link's 1-ms delivery grid at a whole 10-ms delay, where our sender's packets land
-//!   just after each opportunity: at 10.5 ms both are within 5 % of theirs), and several
-//!   `nocheck` flows to one client, which the library groups by default, never leave it (4
-//!   flows on 12 Mbit/s in the simulator: p95 889 ms, with the drain check 71 ms; four
-//!   uncoupled flows of the authors' Copa built such a queue too in the emulator, in 1 of 3
-//!   runs, experiments/copa-flows.toml). Both are
-//!   measured in bench/reference-results.md ("Copa's default"). One ACK that finds the queue
+//! - The mode switch is the reference's by default (`mode=nocheck`): alone on a deep buffer
+//!   without loss, the competitive mode cannot end once Copa's own queue no longer empties, as
+//!   in the authors' sender (City and Verizon-LTE-short in bench/reference-results.md). The
+//!   named variant `mode=drain` (earlier name `mode=auto`, still accepted) is our improvement:
+//!   the competitive mode drains Copa's own queue now and then to see whether a competitor is
+//!   still there ([`drain`]); coupled groups drain together with it (docs/coupled-flows.md).
+//!   Several flows to one client show why: four `nocheck` flows on 12 Mbit/s in the simulator
+//!   keep a p95 of 889 ms (the drain check 71 ms), and four uncoupled flows of the authors'
+//!   Copa built such a standing queue too in the emulator, in 1 of 3 runs
+//!   (experiments/copa-flows.toml), so that queue is Copa's own behaviour, not ours. On
+//!   rapidGold at a whole 10-ms delay both of our modes are competitive more often than the
+//!   authors' sender (p95 +56 % `nocheck`, +12 % drain): the emulated link's 1-ms delivery grid,
+//!   where our packets land just after each opportunity; at 10.5 ms both are within 5 % of
+//!   theirs ("Copa's default" in bench/reference-results.md). One ACK that finds the queue
 //!   emptied ends
 //!   the competitive mode, as in the reference ([`mode`]); two smaller differences of the
 //!   switch remain in every mode: the competitive mode is entered and `1/delta` grows at the
@@ -93,8 +91,7 @@ pub struct CopaParams {
     /// `delta`: the weight of delay against throughput; smaller is more aggressive.
     pub delta: f64,
     /// Whether the competitive mode may be used, and whether it drains to check for a
-    /// competitor (default [`ModePolicy::Drain`]; [`ModePolicy::NoCheck`] is the authors'
-    /// sender's).
+    /// competitor (default [`ModePolicy::NoCheck`], the authors' sender's).
     pub policy: ModePolicy,
     /// How many packets the window lets be in flight.
     pub gate: FlightGate,
@@ -102,7 +99,7 @@ pub struct CopaParams {
 
 impl Default for CopaParams {
     fn default() -> CopaParams {
-        CopaParams { delta: DEFAULT_DELTA, policy: ModePolicy::Drain, gate: FlightGate::Reference }
+        CopaParams { delta: DEFAULT_DELTA, policy: ModePolicy::NoCheck, gate: FlightGate::Reference }
     }
 }
 
@@ -163,15 +160,15 @@ impl Copa {
         }
     }
 
-    /// Builds from `delta=D` (default 0.5), `mode=drain|nocheck|default` (default `drain`;
-    /// `nocheck` is the authors' mode switch; `auto` is `drain`'s earlier name, [`ModePolicy`]) and
+    /// Builds from `delta=D` (default 0.5), `mode=nocheck|drain|default` (default `nocheck`,
+    /// the authors' mode switch; `auto` is `drain`'s earlier name, [`ModePolicy`]) and
     /// `gate=reference|cwnd` (default `reference`, [`gate`]).
     pub fn from_params(params: &mut Params, config: &Config) -> Result<Copa, SpecError> {
         let delta = params.take_f64("delta", DEFAULT_DELTA, 0.001, 10.0)?;
-        let policy = match params.take_choice("mode", "drain", &["drain", "auto", "nocheck", "default"])? {
+        let policy = match params.take_choice("mode", "nocheck", &["nocheck", "drain", "auto", "default"])? {
             "default" => ModePolicy::Default,
-            "nocheck" => ModePolicy::NoCheck,
-            _ => ModePolicy::Drain,
+            "drain" | "auto" => ModePolicy::Drain,
+            _ => ModePolicy::NoCheck,
         };
         let gate = match params.take_choice("gate", "reference", &["reference", "cwnd"])? {
             "cwnd" => FlightGate::Cwnd,

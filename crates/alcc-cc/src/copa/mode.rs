@@ -23,23 +23,23 @@ use crate::time::Time;
 
 /// Whether Copa may leave the default mode, and how it finds its way back.
 ///
-/// The spec's default is [`ModePolicy::Drain`], our drain check; [`ModePolicy::NoCheck`] is the
-/// authors' sender's switch, not the default while ours differs from theirs in when it is
-/// competitive (see the copa module's docs; both measured in bench/reference-results.md).
+/// The spec's default is [`ModePolicy::NoCheck`], the authors' sender's behaviour
+/// (issue 13: the reference behaviour is the default, a deliberate improvement a named variant);
+/// [`ModePolicy::Drain`] is our drain check, measured against it in bench/reference-results.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModePolicy {
     /// Always the default mode, `delta` fixed (`mode=default`).
     Default,
-    /// Switch between default and competitive modes as the authors' sender does
-    /// (`mode=nocheck`): back to the default mode only when the queue empties by itself.
+    /// Switch between default and competitive modes as the authors' sender does (`mode=nocheck`,
+    /// the spec's default): back to the default mode only when the queue empties by itself.
     /// Alone on a deep buffer without loss it can stay in the competitive mode for good, as the
     /// authors' Copa does (on the City and Verizon-LTE-short traces, bench/reference-results.md;
     /// on the demo's synthetic trace in 2 of 10 runs, bench/copa-competitive-mode.md).
     NoCheck,
     /// Switch as `NoCheck` does, and in the competitive mode check now and then that a
     /// competitor is still there by draining Copa's own queue ([`super::drain`]; our addition,
-    /// `mode=drain`, the spec's default, also accepted under its earlier name `mode=auto`).
-    /// Coupled groups rely on it (docs/coupled-flows.md).
+    /// `mode=drain`, also accepted under its earlier name `mode=auto`). Coupled groups rely on it
+    /// (docs/coupled-flows.md).
     Drain,
 }
 

@@ -591,16 +591,16 @@ path = "/t/third.trace"
         let demo = Spec::parse("demo.toml", include_str!("../../../../experiments/demo.toml")).unwrap();
         assert!(demo.traces.iter().all(|t| t.generate.is_some()));
         assert!(demo.parsed_schemes().iter().all(|s| s.kind().warning().is_none()));
-        // Copa with our drain check (the default) and with the authors' mode switch.
+        // Copa as the authors' (the default) and with our drain check.
         for s in
-            ["tcp-cubic", "tcp-bbr", "alcc-sprout", "alcc-sprout-ack", "alcc-copa", "alcc-copa:mode=nocheck"]
+            ["tcp-cubic", "tcp-bbr", "alcc-sprout", "alcc-sprout-ack", "alcc-copa", "alcc-copa:mode=drain"]
         {
             assert!(demo.schemes.iter().any(|d| d == s), "demo.toml lacks {s}");
         }
         // Several Copa flows: the authors' sender per flow beside ours with both mode switches.
         let flows =
             Spec::parse("copa-flows.toml", include_str!("../../../../experiments/copa-flows.toml")).unwrap();
-        assert_eq!(flows.schemes, ["ref-copa", "udp-copa:mode=nocheck", "udp-copa"]);
+        assert_eq!(flows.schemes, ["ref-copa", "udp-copa", "udp-copa:mode=drain"]);
         assert_eq!(flows.workload_list()[0].flows, 4);
         assert!(flows.parsed_schemes().iter().all(|s| s.kind().sender_per_flow()));
         let ack =

@@ -12,9 +12,9 @@ import org.alcc.cc.mdi.Mdi;
 import org.alcc.cc.mdi.MdiModel;
 
 /**
- * Controllers by specification, as the Rust registry: {@code copa} (with our drain check,
- * {@code mode=drain}; {@code mode=auto} is its earlier name), {@code copa:mode=nocheck} (the
- * authors' mode switch), {@code copa:delta=0.1,mode=default},
+ * Controllers by specification, as the Rust registry: {@code copa} (the authors' mode switch,
+ * {@code mode=nocheck}), {@code copa:mode=drain} (our drain check; {@code mode=auto} is its
+ * earlier name), {@code copa:delta=0.1,mode=default},
  * {@code mdi}, {@code mdi:model=FILE,seed=N}. A misspelt or out-of-range parameter is an error.
  */
 public final class Controllers {
@@ -41,7 +41,7 @@ public final class Controllers {
         switch (name) {
             case "copa": {
                 double delta = number(name, params, "delta", Copa.DEFAULT_DELTA, 0.001, 10.0);
-                String mode = params.containsKey("mode") ? params.remove("mode") : "drain";
+                String mode = params.containsKey("mode") ? params.remove("mode") : "nocheck";
                 ModePolicy policy;
                 switch (mode) {
                     case "nocheck":
@@ -55,7 +55,7 @@ public final class Controllers {
                         policy = ModePolicy.DEFAULT;
                         break;
                     default:
-                        throw bad(name, "mode", mode, "must be one of drain, auto, nocheck, default");
+                        throw bad(name, "mode", mode, "must be one of nocheck, drain, auto, default");
                 }
                 String gate = params.containsKey("gate") ? params.remove("gate") : "reference";
                 if (!gate.equals("reference") && !gate.equals("cwnd")) {

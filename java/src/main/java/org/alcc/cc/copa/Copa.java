@@ -15,9 +15,9 @@ import org.alcc.cc.SentPacket;
  * the same decisions on the same events (checked against the shared vectors in
  * {@code testdata/vectors}). The window moves towards {@code RTTstanding / (delta x dq)}
  * packets by {@code v / (delta x cwnd)} per ACKed packet, paced at {@code 2 x cwnd / RTTstanding};
- * by default ({@link ModePolicy#DRAIN}) competitive mode drains its own queue now and then to
- * check for a competitor ({@link DrainCheck}); {@link ModePolicy#NO_CHECK} switches as the
- * authors' sender;
+ * the mode switch is the authors' ({@link ModePolicy#NO_CHECK}, the default); with
+ * {@link ModePolicy#DRAIN} competitive mode drains its own queue now and then to check for a
+ * competitor ({@link DrainCheck});
  * the window lets {@code ceil(cwnd)} packets be in flight, as the authors' sender does
  * ({@link FlightGate}).
  */
@@ -55,8 +55,8 @@ public final class Copa implements Controller {
 
     /**
      * A fresh flow: packets of {@code mss} bytes, {@code delta} (0.001 to 10), and the mode
-     * policy ({@link ModePolicy}: {@code mode=drain}, the default; {@code mode=nocheck}, the
-     * authors' switch; {@code mode=default}); the reference sender's flight gate.
+     * policy ({@link ModePolicy}: {@code mode=nocheck}, the authors' switch and the default;
+     * {@code mode=drain}; {@code mode=default}); the reference sender's flight gate.
      */
     public Copa(long mss, double delta, ModePolicy policy) {
         this(mss, delta, policy, FlightGate.REFERENCE);

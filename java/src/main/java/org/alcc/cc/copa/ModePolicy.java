@@ -2,8 +2,8 @@ package org.alcc.cc.copa;
 
 /**
  * Whether Copa may leave the default mode, and how it finds its way back, as
- * {@code alcc_cc::copa::mode::ModePolicy}: {@link #NO_CHECK} ({@code mode=nocheck}) switches as
- * the authors' sender does; {@link #DRAIN} ({@code mode=drain}, the default, earlier name
+ * {@code alcc_cc::copa::mode::ModePolicy}: {@link #NO_CHECK} ({@code mode=nocheck}, the default)
+ * switches as the authors' sender does; {@link #DRAIN} ({@code mode=drain}, earlier name
  * {@code mode=auto}) adds our drain check ({@link DrainCheck}); {@link #DEFAULT}
  * ({@code mode=default}) keeps delta fixed.
  */
