@@ -19,8 +19,9 @@ pub struct EpochInput {
     pub dmin: f64,
     /// `Dest`, the target delay.
     pub dest: f64,
-    /// `Wcrt`, packets in flight.
-    pub wcrt: f64,
+    /// `Wcrt`, packets in flight, whole packets as the reference counts them
+    /// ([`OutstandingPackets::whole_packets`](super::outstanding::OutstandingPackets::whole_packets)).
+    pub wcrt: u64,
     /// `dTbar`, the smoothed RTT.
     pub dtbar: f64,
     /// Slow start ended on a high RTT and the loss phase it opened has not ended yet; the
@@ -50,12 +51,26 @@ pub struct EpochOutput {
     pub hold: bool,
 }
 
-/// Rule 6: packets to send this epoch. With `n = ceil(dTbar / epoch)` epochs per RTT,
-/// `S = max(0, W + Wcrt (2 - n) / (n - 1))` when `n > 1`, else `max(0, W - Wcrt)`, rounded
-/// down (paper equation 3; the reference truncates S to an integer).
-pub fn packets_to_send(w: f64, wcrt: f64, dtbar: f64) -> u64 {
-    let n = (dtbar / EPOCH_MS).ceil();
-    let s = if n > 1.0 { w + wcrt * (2.0 - n) / (n - 1.0) } else { w - wcrt };
+/// Rule 6: packets to send this epoch (paper equation 3). With `n = ceil(dTbar / epoch)`
+/// epochs per RTT, `S = max(0, W + Wcrt (2 - n) / (n - 1))` when `n > 1`, else
+/// `max(0, W - Wcrt)`, rounded down.
+///
+/// The arithmetic is the authors' program's, where `Wcrt` and `n` are integers and `W` is
+/// not: `Wcrt (2 - n) / (n - 1)` is an integer division, truncated toward zero before `W` is
+/// added, and only the sum is rounded down. So `S = W - floor(Wcrt (n - 2) / (n - 1))`,
+/// rounded down: at most one packet more than the equation in real numbers, and at W 1 with
+/// one packet in flight it lets a second one out where real numbers give 0.
+pub fn packets_to_send(w: f64, wcrt: u64, dtbar: f64) -> u64 {
+    // `as` saturates; a NaN `dTbar` gives n = 0, the `n <= 1` branch.
+    let n = (dtbar / EPOCH_MS).ceil() as i64;
+    let wcrt = i64::try_from(wcrt).unwrap_or(i64::MAX);
+    let s = if n > 1 {
+        // Non-negative operands: the division truncates as the reference's does.
+        let held = wcrt.saturating_mul(n - 2) / (n - 1);
+        w - held as f64
+    } else {
+        w - wcrt as f64
+    };
     if s.is_nan() {
         0
     } else {
@@ -82,7 +97,7 @@ pub fn update(input: &EpochInput, curve: impl Fn(f64) -> Option<f64>) -> Option<
         if !input.leaving_slow_start {
             dest = input.dmin.max(dest - DELTA2_MS);
             if dest == input.dmin {
-                if input.wcrt < 2.0 {
+                if input.wcrt < 2 {
                     dmin += DMIN_BUMP_MS;
                 } else {
                     hold = true;
@@ -119,7 +134,7 @@ mod tests {
             dmax_last: Some(100.0),
             dmin: 40.0,
             dest: 100.0,
-            wcrt: 30.0,
+            wcrt: 30,
             dtbar: 100.0,
             leaving_slow_start: false,
             r: 6.0,
@@ -133,8 +148,8 @@ mod tests {
         assert_eq!(out.w, 62.0);
         assert_eq!(out.dmax, 100.0);
         assert_eq!(out.dmax_last, 100.0);
-        // n = 20: S = 62 + 30 * (-18) / 19 = 33.57 -> 33
-        assert_eq!(out.send, 33);
+        // n = 20: S = 62 - trunc(30 * 18 / 19 = 28.42) = 62 - 28 = 34
+        assert_eq!(out.send, 34);
         assert!(!out.hold);
     }
 
@@ -172,7 +187,7 @@ mod tests {
         assert!(out.hold);
         assert_eq!(out.send, 0);
         assert_eq!(out.dmin, 40.0);
-        let out = update(&EpochInput { wcrt: 1.0, ..input }, linear).unwrap();
+        let out = update(&EpochInput { wcrt: 1, ..input }, linear).unwrap();
         assert!(!out.hold);
         assert_eq!(out.dmin, 50.0);
         assert_eq!(out.dest, 40.0);
@@ -207,16 +222,34 @@ mod tests {
     #[test]
     fn rule6_send_formula() {
         // n = 1 (dTbar <= 5 ms): S = W - Wcrt, never negative.
-        assert_eq!(packets_to_send(10.0, 4.0, 5.0), 6);
-        assert_eq!(packets_to_send(10.0, 14.0, 3.0), 0);
-        assert_eq!(packets_to_send(10.0, 4.0, 0.0), 6);
+        assert_eq!(packets_to_send(10.0, 4, 5.0), 6);
+        assert_eq!(packets_to_send(10.0, 14, 3.0), 0);
+        assert_eq!(packets_to_send(10.0, 4, 0.0), 6);
+        assert_eq!(packets_to_send(10.5, 4, 0.0), 6);
         // n = 2: S = W exactly.
-        assert_eq!(packets_to_send(10.0, 4.0, 7.0), 10);
-        // n = 8 (dTbar 40 ms): S = 50 - 30 * 6 / 7 = 24.29 -> 24
-        assert_eq!(packets_to_send(50.0, 30.0, 40.0), 24);
-        // n = 9 (dTbar 40.1 ms): S = 50 - 30 * 7 / 8 = 23.75 -> 23
-        assert_eq!(packets_to_send(50.0, 30.0, 40.1), 23);
-        assert_eq!(packets_to_send(1.0, 100.0, 40.0), 0);
-        assert_eq!(packets_to_send(f64::NAN, 1.0, 40.0), 0);
+        assert_eq!(packets_to_send(10.0, 4, 7.0), 10);
+        // n = 8 (dTbar 40 ms): S = 50 - trunc(30 * 6 / 7 = 25.71) = 25
+        assert_eq!(packets_to_send(50.0, 30, 40.0), 25);
+        // n = 9 (dTbar 40.1 ms): S = 50 - trunc(30 * 7 / 8 = 26.25) = 24
+        assert_eq!(packets_to_send(50.0, 30, 40.1), 24);
+        // An exact quotient: n = 3, 30 * 1 / 2 = 15, S = 35; a fractional W still rounds down.
+        assert_eq!(packets_to_send(50.0, 30, 15.0), 35);
+        assert_eq!(packets_to_send(50.7, 30, 15.0), 35);
+        assert_eq!(packets_to_send(1.0, 100, 40.0), 0);
+        assert_eq!(packets_to_send(f64::NAN, 1, 40.0), 0);
+        assert_eq!(packets_to_send(5.0, 1, f64::NAN), 4);
+    }
+
+    #[test]
+    fn rule6_at_w1_with_one_packet_in_flight_sends_one_more() {
+        // The reference's integer division: 1 * (n - 2) / (n - 1) truncates to 0 for every
+        // n > 1, so a second packet leaves; real arithmetic gives 1 - 0.95 = 0.05 -> 0.
+        for dtbar in [7.0, 40.0, 100.0, 1000.0] {
+            assert_eq!(packets_to_send(1.0, 1, dtbar), 1, "dTbar {dtbar}");
+        }
+        // Two in flight: for n >= 3, 2 (n - 2) / (n - 1) truncates to 1 and S = 0; n = 2
+        // gives S = W = 1.
+        assert_eq!(packets_to_send(1.0, 2, 100.0), 0);
+        assert_eq!(packets_to_send(1.0, 2, 7.0), 1);
     }
 }

@@ -34,8 +34,11 @@ pub struct Acked {
 /// The packets Verus counts in flight (`Wcrt`) and the missing-packet queue.
 #[derive(Clone, Debug, Default)]
 pub struct OutstandingPackets {
+    /// The packet size whole packets are counted in (see [`Self::whole_packets`]).
+    mss: u64,
     outstanding: BTreeMap<u64, Outstanding>,
     outstanding_bytes: u64,
+    whole_packets: u64,
     highest_acked: Option<u64>,
     highest_sent: Option<u64>,
     /// Missing packets in the order they were found missing, with that time.
@@ -43,9 +46,9 @@ pub struct OutstandingPackets {
 }
 
 impl OutstandingPackets {
-    /// No packet outstanding.
-    pub fn new() -> OutstandingPackets {
-        OutstandingPackets::default()
+    /// No packet outstanding; whole packets are counted in packets of `mss` bytes.
+    pub fn new(mss: u64) -> OutstandingPackets {
+        OutstandingPackets { mss: mss.max(1), ..OutstandingPackets::default() }
     }
 
     /// A packet was sent.
@@ -53,8 +56,10 @@ impl OutstandingPackets {
         if let Some(old) = self.outstanding.insert(seq, Outstanding { seq, bytes, memo }) {
             // A transport reusing a sequence number: count the packet once.
             self.outstanding_bytes = self.outstanding_bytes.saturating_sub(old.bytes);
+            self.whole_packets = self.whole_packets.saturating_sub(self.packets_of(old.bytes));
         }
         self.outstanding_bytes = self.outstanding_bytes.saturating_add(bytes);
+        self.whole_packets = self.whole_packets.saturating_add(self.packets_of(bytes));
         self.highest_sent = Some(self.highest_sent.map_or(seq, |h| h.max(seq)));
     }
 
@@ -98,6 +103,7 @@ impl OutstandingPackets {
     pub fn forget_all(&mut self) {
         self.outstanding.clear();
         self.outstanding_bytes = 0;
+        self.whole_packets = 0;
         self.missing.clear();
         if self.highest_sent > self.highest_acked {
             self.highest_acked = self.highest_sent;
@@ -106,7 +112,7 @@ impl OutstandingPackets {
 
     /// Forgets everything, including what was acknowledged (a slow-start restart).
     pub fn clear(&mut self) {
-        *self = OutstandingPackets { highest_sent: self.highest_sent, ..OutstandingPackets::default() };
+        *self = OutstandingPackets { highest_sent: self.highest_sent, ..OutstandingPackets::new(self.mss) };
     }
 
     /// Bytes Verus counts in flight.
@@ -117,6 +123,15 @@ impl OutstandingPackets {
     /// Number of packets Verus counts in flight.
     pub fn outstanding_packets(&self) -> usize {
         self.outstanding.len()
+    }
+
+    /// `Wcrt` in whole packets, as the reference counts it (an integer it adds one to per
+    /// packet sent and takes one from per packet acknowledged or expired): each outstanding
+    /// packet of at most `mss` bytes is one, whatever its size (UDP mode's carry 1412 bytes),
+    /// and a chunk of several packets (kernel mode, the engine) counts the `mss`-sized packets
+    /// it fills, rounded up.
+    pub fn whole_packets(&self) -> u64 {
+        self.whole_packets
     }
 
     /// Whether anything has been acknowledged since the last [`clear`](Self::clear).
@@ -132,7 +147,13 @@ impl OutstandingPackets {
     fn remove(&mut self, seq: u64) -> Option<Outstanding> {
         let p = self.outstanding.remove(&seq)?;
         self.outstanding_bytes = self.outstanding_bytes.saturating_sub(p.bytes);
+        self.whole_packets = self.whole_packets.saturating_sub(self.packets_of(p.bytes));
         Some(p)
+    }
+
+    /// The whole packets of `mss` bytes that `bytes` fill, at least one.
+    fn packets_of(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.mss.max(1)).max(1)
     }
 }
 
@@ -145,7 +166,7 @@ mod tests {
     }
 
     fn outstanding_with(seqs: std::ops::RangeInclusive<u64>) -> OutstandingPackets {
-        let mut l = OutstandingPackets::new();
+        let mut l = OutstandingPackets::new(1448);
         for s in seqs {
             l.sent(s, 1000, s * 10);
         }
@@ -200,5 +221,25 @@ mod tests {
         l.sent(6, 100, 0);
         l.sent(6, 100, 0); // reused sequence counted once
         assert_eq!(l.outstanding_bytes(), 100);
+        assert_eq!(l.whole_packets(), 1);
+    }
+
+    #[test]
+    fn whole_packets_count_each_small_packet_as_one() {
+        // Two of UDP mode's 1412-byte packets are 2 packets, not 2824 / 1448 = 1.95.
+        let mut l = OutstandingPackets::new(1448);
+        l.sent(1, 1412, 0);
+        l.sent(2, 1412, 0);
+        assert_eq!(l.whole_packets(), 2);
+        // A chunk of 3.5 packets counts 4; a 1-byte packet counts 1.
+        l.sent(3, 3 * 1448 + 724, 0);
+        l.sent(4, 1, 0);
+        assert_eq!(l.whole_packets(), 7);
+        l.acked(ms(1), 3); // 1 and 2 go missing; the chunk is acknowledged
+        assert_eq!(l.whole_packets(), 3);
+        assert_eq!(l.expire(ms(200), Duration::from_millis(150)).len(), 2);
+        assert_eq!(l.whole_packets(), 1);
+        l.forget_all();
+        assert_eq!(l.whole_packets(), 0);
     }
 }

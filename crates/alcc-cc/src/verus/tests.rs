@@ -798,3 +798,35 @@ fn acks_heard_at_the_next_epoch_decide_as_acks_heard_at_once() {
     assert!(!batched.v.in_slow_start());
     assert!(batched.v.stats().epochs >= 400 && acks > 400, "{:?}, {acks} ACKs", batched.v.stats());
 }
+
+/// Rule 4 at `Dmin` holds with two packets in flight, whatever their size: two packets of
+/// 39/40 of the MSS (UDP mode's 1412 of 1448 bytes) are 2, as the reference counts them, not
+/// 1.95, which raised `Dmin` by 10 ms.
+#[test]
+fn rule4_holds_at_dmin_with_two_packets_smaller_than_the_mss_in_flight() {
+    const PAYLOAD: u64 = MSS * 39 / 40;
+    let mut h = Harness::new(6.0);
+    h.queue_ms_per_packet = 1.0;
+    slow_start_rounds(&mut h, 12.0);
+    h.run_timers(h.v.timeout_at); // the timeout ends slow start
+    assert!(!h.v.in_slow_start());
+    let t = h.v.next_timer().unwrap();
+    h.run_timers(t); // the first epoch fits the profile
+    assert!(h.v.profile().has_fit());
+    // Two small packets in flight, Dest within DELTA2 of Dmin, DmaxLast / Dmin above R.
+    h.v.outstanding = OutstandingPackets::new(MSS);
+    h.v.outstanding.sent(1000, PAYLOAD, 0);
+    h.v.outstanding.sent(1001, PAYLOAD, 0);
+    assert_eq!(h.v.whole_packets_in_flight(), 2);
+    let dmin = h.v.dmin_ms();
+    h.v.dest = dmin + 1.0;
+    h.v.dmax_last = Some(7.0 * dmin);
+    h.v.loss_phase = false;
+    h.v.leaving_slow_start = false;
+    let epochs = h.v.stats().epochs;
+    h.v.epoch(t + EPOCH);
+    assert_eq!(h.v.stats().epochs, epochs + 1);
+    assert_eq!(h.v.target_delay_ms(), dmin);
+    assert_eq!(h.v.dmin_ms(), dmin, "Dmin raised with two packets in flight");
+    assert_eq!(h.v.last_send, 0); // the reference's dMinStop: nothing sent this epoch
+}
