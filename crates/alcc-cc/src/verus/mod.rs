@@ -39,7 +39,10 @@
 //! an ACK comes instead of raising `Dmin` again the next epoch; and two small packets in
 //! flight counted 1.95, so rule 4 raised `Dmin` where the reference holds
 //! (bench/reference-results.md, sections "udp-verus on the six cells last measured before the
-//! slow-start change" and "udp-verus: rules 4 and 6 in whole packets").
+//! slow-start change" and "udp-verus: rules 4 and 6 in whole packets": on the 12 shared
+//! traces within the bar on 11 of 12 against 12 of 12 with real arithmetic in the same holds,
+//! the one cell, Verizon-LTE-short, decided by slow start's overshoot, which this does not
+//! touch).
 //!
 //! The profile is fitted as the reference fits it: a penalized regression spline (ALGLIB's
 //! `spline1dfitpenalized` with `rho = 2`, written by us: [`penalized`]), `max_w / N` basis
@@ -50,15 +53,6 @@
 //! - A fitted curve that cannot map the target delay (no window below 40000 reaches it)
 //!   restarts slow start, as in the reference; so does a profile narrower than 5 windows.
 //! - `dTbar` starts at the first RTT sample (the reference starts its EWMA from 0).
-//! - Rules 4 and 6 use the reference's integer arithmetic: `Wcrt` counts whole packets (two of
-//!   UDP mode's 1412-byte packets are 2, not 1.95 of `mss`, so rule 4 holds at `Dmin` with
-//!   them in flight), and rule 6's `S` truncates `Wcrt (n - 2) / (n - 1)` before subtracting,
-//!   as the authors' program divides integers; that is at most one packet more than real
-//!   arithmetic, and at W 1 it keeps 2 packets in flight, so rule 4 holds until an ACK comes.
-//!   Measured on the 12 shared traces against real arithmetic (section "udp-verus: rules 4 and
-//!   6 in whole packets" of bench/reference-results.md): within the bar on 11 of 12 against 12
-//!   of 12 in the same holds, the one cell (Verizon-LTE-short) decided by slow start's
-//!   overshoot, which this does not touch.
 //! - Unused allowance is capped at `W + 1` packets (of `mss` bytes, or one of the largest chunk
 //!   the transport sent if that is more) where the transport holds the flight below W (kernel
 //!   mode's cwnd, an application-limited flow), so that such a flow does not bank allowance and
