@@ -338,26 +338,26 @@ fn serve(l: &mut Loop<'_>, timer: &TimerFd) {
     }
 }
 
+/// Watches the socket of `flow`, edge-triggered; an event already pending is reported at the
+/// next wait.
+fn watch(epoll: &Epoll, flow: &Flow) -> io::Result<()> {
+    let mut events = (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP | libc::EPOLLET) as u32;
+    if flow.reads_socket() {
+        events |= libc::EPOLLIN as u32;
+    }
+    epoll.add(flow.fd.as_raw_fd(), events, Token::Flow(flow.id).encode())
+}
+
 impl Loop<'_> {
     fn add(&mut self, flow: Flow) {
         let id = flow.id;
-        if let Err(e) = self.watch(&flow) {
+        if let Err(e) = watch(self.epoll, &flow) {
             flow.shared.lock().fail(e.kind(), format!("epoll: {e}"));
             flow.shared.notify();
             return;
         }
         self.flows.insert(id, flow);
         self.due.push((id, WokenBy::Other));
-    }
-
-    /// Watches the socket of `flow`, edge-triggered; an event already pending is reported
-    /// at the next wait.
-    fn watch(&self, flow: &Flow) -> io::Result<()> {
-        let mut events = (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP | libc::EPOLLET) as u32;
-        if flow.reads_socket() {
-            events |= libc::EPOLLIN as u32;
-        }
-        self.epoll.add(flow.fd.as_raw_fd(), events, Token::Flow(flow.id).encode())
     }
 
     /// Stops or resumes watching the socket of flow `id` as its last step asked
@@ -373,19 +373,13 @@ impl Loop<'_> {
             flow.socket_unwatched = self.epoll.delete(flow.fd.as_raw_fd()).is_ok();
             return;
         }
-        let flow = &self.flows[&id];
-        match self.watch(flow) {
-            Ok(()) => {
-                if let Some(flow) = self.flows.get_mut(&id) {
-                    flow.socket_unwatched = false;
-                }
-            }
-            Err(e) => {
-                flow.shared.lock().fail(e.kind(), format!("epoll: {e}"));
-                flow.shared.notify();
-                self.release(id);
-            }
+        if let Err(e) = watch(self.epoll, flow) {
+            flow.shared.lock().fail(e.kind(), format!("epoll: {e}"));
+            flow.shared.notify();
+            self.release(id);
+            return;
         }
+        flow.socket_unwatched = false;
     }
 
     /// Forgets flow `id`: it leaves its group and its socket is no longer watched.

@@ -238,6 +238,13 @@ impl Kind for RefScheme {
                 run.quoted(&dir.join("rusage.json"))
             )
         };
+        // The Copa sender's arguments, with the receiver's port (and the sender's own) `ports`.
+        let copa_args = |ports: String| {
+            format!(
+                "serverip=\"$ALCC_CLIENT\" {ports} onduration={} {COPA_ARGS}",
+                (d * 1000.0).round() as u64
+            )
+        };
         match self.program {
             // Listens; the receiver's first contact starts its -t seconds.
             Program::Verus { .. } => format!(
@@ -251,13 +258,8 @@ impl Kind for RefScheme {
             Program::Copa if run.clients > 1 => {
                 let senders: Vec<String> = (0..run.clients)
                     .map(|i| {
-                        let sender = bin.join(self.program.sender());
-                        format!(
-                            "{} serverip=\"$ALCC_CLIENT\" serverport={p} sourceport={p} onduration={} {COPA_ARGS}",
-                            run.quoted(&sender),
-                            (d * 1000.0).round() as u64,
-                            p = flow_port(i)
-                        )
+                        let p = flow_port(i);
+                        format!("{sender} {}", copa_args(format!("serverport={p} sourceport={p}")))
                     })
                     .collect();
                 format!(
@@ -270,14 +272,7 @@ impl Kind for RefScheme {
             Program::Copa => format!(
                 "cd {dir_q} && sleep {} && {}",
                 CLIENT_START_DELAY_S + COPA_SENDER_AFTER_S,
-                measured(
-                    d + STOP_GRACE_S,
-                    format!(
-                        "serverip=\"$ALCC_CLIENT\" serverport={} onduration={} {COPA_ARGS}",
-                        run.port,
-                        (d * 1000.0).round() as u64
-                    )
-                )
+                measured(d + STOP_GRACE_S, copa_args(format!("serverport={}", run.port)))
             ),
             // Waits for the client; sends until stopped.
             Program::Sprout => format!(

@@ -8,6 +8,8 @@
 //! ([`super::flow_port`]) and so on its own congestion state, measured together
 //! ([`super::measured_senders`]); flow `i` writes `telemetry-flow-i.jsonl`.
 
+use std::path::Path;
+
 use super::{
     flow_port, is_cc_spec, measured_senders, unknown_cc_warning, Client, Family, Kind, Need, RunContext,
     RunMode, Transfer,
@@ -53,33 +55,24 @@ impl Kind for UdpScheme {
     }
 
     fn server(&self, run: &RunContext) -> String {
+        // `alcc serve --mode udp` on `port`, its telemetry to `telemetry`.
+        let serve = |port: u16, telemetry: &Path| {
+            format!(
+                "{} serve --port {port} --cc {} --mode udp --bytes {} --count 1 --seconds {} --telemetry {}",
+                run.alcc_q(),
+                shell_quote(&self.cc),
+                run.offer_bytes,
+                run.server_seconds,
+                run.quoted(telemetry)
+            )
+        };
         if run.clients > 1 {
             let senders: Vec<String> = (0..run.clients)
-                .map(|i| {
-                    format!(
-                        "{} serve --port {} --cc {} --mode udp --bytes {} --count 1 --seconds {} --telemetry {}",
-                        run.alcc_q(),
-                        flow_port(i),
-                        shell_quote(&self.cc),
-                        run.offer_bytes,
-                        run.server_seconds,
-                        run.quoted(&run.dir.join(format!("telemetry-flow-{i}.jsonl")))
-                    )
-                })
+                .map(|i| serve(flow_port(i), &run.dir.join(format!("telemetry-flow-{i}.jsonl"))))
                 .collect();
             return measured_senders(run, None, &senders);
         }
-        format!(
-            "{} serve --port {} --cc {} --mode udp --bytes {} --count 1 --seconds {} --telemetry {} \
-             --rusage {}",
-            run.alcc_q(),
-            run.port,
-            shell_quote(&self.cc),
-            run.offer_bytes,
-            run.server_seconds,
-            run.quoted(&run.telemetry()),
-            run.quoted(&run.rusage())
-        )
+        format!("{} --rusage {}", serve(run.port, &run.telemetry()), run.quoted(&run.rusage()))
     }
 
     fn client(&self, run: &RunContext) -> Client {
