@@ -11,7 +11,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -254,9 +254,15 @@ fn serve(args: ServeArgs) -> Result<()> {
     // Python controller, loading the BPF underlay: a second or more on a loaded machine), so a
     // client that connects meanwhile waits in the backlog instead of being refused; the
     // "listening" line below still comes only when the server is ready. A set-up error exits
-    // before any connection is accepted.
+    // before any connection is accepted. The listening socket gets its congestion control
+    // before listen(2) (the kernel underlay, or reno under the BPF one): every connection,
+    // also one waiting in the backlog meanwhile, starts under it and not under the host's
+    // default, whose bbr would leave the kernel's pacing on after the switch to the underlay
+    // (alcc::underlay::listening).
     let tcp = (mode != Mode::Udp)
-        .then(|| TcpListener::bind(&bind).with_context(|| format!("binding {bind}")))
+        .then(|| {
+            alcc::underlay::bind_listener(&bind, &args.underlay).with_context(|| format!("binding {bind}"))
+        })
         .transpose()?;
     // Refuse a bad controller spec before serving, not per connection (a Python class is
     // imported now).
@@ -296,11 +302,13 @@ fn serve(args: ServeArgs) -> Result<()> {
         },
         move |stream, peer, flow| {
             let start = Instant::now();
+            // The congestion control the socket was accepted under (FlowInfo::prior_congestion).
+            let prior = stream.info().prior_congestion;
             let result = serve_one(stream, &args, size, flows.clone(), flow);
             let secs = start.elapsed().as_secs_f64();
             match result {
                 Ok(n) => eprintln!(
-                    "alcc serve: {peer}: {n} bytes in {secs:.3} s ({:.2} Mbit/s)",
+                    "alcc serve: {peer}: {n} bytes in {secs:.3} s ({:.2} Mbit/s, accepted under {prior})",
                     n as f64 * 8.0 / secs / 1e6
                 ),
                 Err(e) => eprintln!("alcc serve: {peer}: failed after {secs:.3} s: {e:#}"),

@@ -40,6 +40,7 @@ impl Telemetry {
             "flow": flow,
             "cc": info.controller,
             "underlay": info.underlay,
+            "prior_congestion": info.prior_congestion,
             "window": bounded(info.window),
             "pacing_rate": info.pacing_rate,
             "state": m.map(|m| m.state),

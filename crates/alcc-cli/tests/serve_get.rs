@@ -124,6 +124,64 @@ fn sender_only_sprout_copies_a_file_in_kernel_mode() {
     file_round_trip(&dir, "127.0.0.1", "sprout-ack", &file);
 }
 
+/// `alcc serve` accepts every connection under its underlay (set on the listening socket
+/// before listen(2)), not under the host's default: a socket accepted under `bbr` would keep
+/// the kernel's pacing after the switch to the underlay (alcc::underlay::listening). The
+/// server's log line and telemetry name the congestion control each connection was accepted
+/// under (FlowInfo::prior_congestion). Every name in net.ipv4.tcp_allowed_congestion_control
+/// is tried (no privilege, no sysctl changed), so whichever is the host's default, another
+/// one shows that the listener's choice is what counts; kernel and framed modes.
+#[test]
+fn serve_accepts_under_its_underlay_not_the_host_default() {
+    let read = |name: &str| {
+        std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}")).unwrap_or_default().trim().to_string()
+    };
+    let (allowed, default) = (read("tcp_allowed_congestion_control"), read("tcp_congestion_control"));
+    let names: Vec<&str> = allowed.split_whitespace().collect();
+    alcc_testenv::require!(alcc_testenv::needs().that(
+        names.iter().any(|n| *n != default),
+        &format!("needs an allowed congestion control (`{allowed}`) other than the default `{default}`"),
+    ));
+    let dir = TmpDir::new("accepted-under");
+    for name in &names {
+        for mode in ["kernel", "framed"] {
+            let tel = dir.path(&format!("tel-{name}-{mode}.jsonl"));
+            let (child, addr) = serve(&[
+                "--cc",
+                "fixed:window=20",
+                "--underlay",
+                name,
+                "--mode",
+                mode,
+                "--bytes",
+                "3000000",
+                "--telemetry",
+                tel.to_str().unwrap(),
+                "--telemetry-interval-ms",
+                "1",
+            ]);
+            let get = Command::new(ALCC)
+                .args(["get", &format!("127.0.0.1:{}", local_port(&addr)), "--mode", mode])
+                .output()
+                .unwrap();
+            assert!(get.status.success(), "{}", String::from_utf8_lossy(&get.stderr));
+            let log = wait_ok(child);
+            assert!(
+                log.contains(&format!("accepted under {name})")),
+                "--underlay {name} --mode {mode}, host default {default}: {log}"
+            );
+            let samples = std::fs::read_to_string(&tel).unwrap();
+            let mut seen = 0;
+            for line in samples.lines() {
+                let s: serde_json::Value = serde_json::from_str(line).unwrap();
+                assert_eq!(s["prior_congestion"], *name, "{s}");
+                seen += 1;
+            }
+            assert!(seen > 0, "no telemetry for --underlay {name} --mode {mode}");
+        }
+    }
+}
+
 #[test]
 fn mode_choices_are_checked() {
     // Sprout needs its receiver: refused in kernel mode, before listening.

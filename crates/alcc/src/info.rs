@@ -14,6 +14,12 @@ pub struct FlowInfo {
     pub controller: String,
     /// The kernel congestion control under it (`cubic`, `reno`, `bbr`).
     pub underlay: String,
+    /// The kernel congestion control the socket had when the flow started, before alcc
+    /// chose its underlay (its listener's, or the host's default when nobody set one on the
+    /// listener; empty in UDP mode). `bbr` here under another underlay means the kernel
+    /// still paces the socket: BBR's init turned the kernel's pacing on and changing the
+    /// congestion control never turns it off (crates/alcc/src/underlay/listening.rs).
+    pub prior_congestion: String,
     /// The controller's own metrics (`None` for `none`).
     pub metrics: Option<Metrics>,
     /// The window in force in bytes (`u64::MAX` when unbounded): the controller's, or in a

@@ -1,4 +1,9 @@
 //! [`AlccListener`]: accepts TCP connections and makes each an [`AlccStream`].
+//!
+//! The listening socket carries the congestion control the accepted flows start under
+//! ([`crate::underlay::listening`]): the options' kernel underlay, or `reno` under the BPF
+//! one, never the host's default (a socket accepted under `bbr` keeps the kernel's pacing
+//! after alcc switches it to its underlay).
 
 use std::io;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
@@ -7,6 +12,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use crate::error::Result;
 use crate::options::Options;
 use crate::stream::AlccStream;
+use crate::underlay;
 
 /// A listening socket whose accepted connections run under alcc.
 #[derive(Debug)]
@@ -16,14 +22,21 @@ pub struct AlccListener {
 }
 
 impl AlccListener {
-    /// Binds to `addr` (port 0 picks a free port); accepted flows use `options`.
+    /// Binds to `addr` (port 0 picks a free port); accepted flows use `options`. The
+    /// socket's congestion control is set for `options.underlay` before it listens; one the
+    /// kernel refuses is this call's error.
     pub fn bind(addr: impl ToSocketAddrs, options: Options) -> Result<AlccListener> {
-        Ok(AlccListener { inner: TcpListener::bind(addr)?, options })
+        let inner = underlay::bind_listener(addr, &options.underlay)?;
+        Ok(AlccListener { inner, options })
     }
 
-    /// Wraps an existing listener.
-    pub fn from_listener(inner: TcpListener, options: Options) -> AlccListener {
-        AlccListener { inner, options }
+    /// Wraps an existing listener, and sets its congestion control for `options.underlay`
+    /// as [`AlccListener::bind`] does. Connections that completed their handshake before
+    /// this call keep the congestion control they started under (the host's default, `bbr`
+    /// on many hosts, whose kernel pacing then stays on): set it before listen(2) for those.
+    pub fn from_listener(inner: TcpListener, options: Options) -> Result<AlccListener> {
+        underlay::prepare_listener(inner.as_raw_fd(), &options.underlay)?;
+        Ok(AlccListener { inner, options })
     }
 
     /// The bound address.
@@ -31,7 +44,9 @@ impl AlccListener {
         self.inner.local_addr()
     }
 
-    /// The options accepted flows get; change them for later accepts.
+    /// The options accepted flows get; change them for later accepts (a new underlay
+    /// applies to the listening socket at the next accept's attach only: create a new
+    /// listener to start later connections under it).
     pub fn options_mut(&mut self) -> &mut Options {
         &mut self.options
     }

@@ -122,12 +122,19 @@ impl AlccStream {
         let raw = fd.as_raw_fd();
         // The kernel's segment size is known once connected; the underlay counts in it.
         let mss = sys::tcp_info(raw).map_or(options.mss, |i| u64::from(i.snd_mss)).max(1);
-        let underlay = options.underlay.parse::<Underlay>()?.attach(raw, control.decision(), mss)?;
+        let attached = options.underlay.parse::<Underlay>()?.attach(raw, control.decision(), mss)?;
         if let Some(t) = options.user_timeout {
             let ms = libc::c_int::try_from(t.as_millis()).unwrap_or(libc::c_int::MAX).max(1);
             sys::set_int(raw, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT, ms)?;
         }
-        AlccStream::start(fd, options, control, transport, (underlay, &options.underlay))
+        AlccStream::start(
+            fd,
+            options,
+            control,
+            transport,
+            (attached.flow, &options.underlay),
+            attached.prior_congestion,
+        )
     }
 
     /// The sending side of UDP mode: waits on `socket` for a client's start request,
@@ -152,23 +159,33 @@ impl AlccStream {
         let control = Control::build(&options.cc, &options, Mode::Udp)?;
         let transport = Transport::udp(&options.cc, id)?;
         socket.set_nonblocking(true)?;
-        AlccStream::start(socket.into(), &options, control, transport, (FlowUnderlay::Kernel, "udp"))
+        AlccStream::start(
+            socket.into(),
+            &options,
+            control,
+            transport,
+            (FlowUnderlay::Kernel, "udp"),
+            String::new(),
+        )
     }
 
     /// Prepares the socket `fd` (already configured but for the controller, with `underlay`
-    /// and its name) and hands the flow to the driver; returns the application's end of it.
+    /// and its name; `prior_congestion` the kernel congestion control it had before, empty
+    /// for UDP) and hands the flow to the driver; returns the application's end of it.
     fn start(
         fd: OwnedFd,
         options: &Options,
         control: Control,
         transport: Transport,
         (underlay, underlay_name): (FlowUnderlay, &str),
+        prior_congestion: String,
     ) -> Result<AlccStream> {
         let driver = driver::get()?;
         let id = driver.next_id()?;
         let mut info = FlowInfo {
             controller: options.cc.clone(),
             underlay: underlay_name.to_string(),
+            prior_congestion,
             ..FlowInfo::default()
         };
         control.publish(&mut info);
@@ -294,7 +311,7 @@ impl AlccStream {
             let mss = st.info.kernel_mss;
             (decision, if mss > 0 { u64::from(mss) } else { self.options.mss.max(1) })
         };
-        let underlay = name.parse::<Underlay>()?.attach(self.fd.as_raw_fd(), decision, mss)?;
+        let underlay = name.parse::<Underlay>()?.attach(self.fd.as_raw_fd(), decision, mss)?.flow;
         let mut st = self.shared.lock();
         st.info.underlay = name.into();
         if !st.released {

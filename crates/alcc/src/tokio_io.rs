@@ -13,7 +13,8 @@
 //! the kernel when the process exits ([`crate::flush_at_exit`]).
 //!
 //! [`AsyncAlccListener`] accepts with tokio's `TcpListener` and governs each connection under
-//! the listener's [`Options`].
+//! the listener's [`Options`]; its socket's congestion control is set for the options'
+//! underlay before it listens, as [`crate::AlccListener`]'s is.
 
 use std::io;
 use std::net::SocketAddr;
@@ -22,9 +23,10 @@ use std::task::{ready, Context, Poll};
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
-use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::net::{lookup_host, TcpListener, ToSocketAddrs};
 
 use crate::sys::{self, Watched};
+use crate::underlay;
 use crate::{AlccStream, Options};
 
 /// An [`AlccStream`] for tokio: [`AsyncWrite`] through the flow's queue, [`AsyncRead`] from
@@ -97,9 +99,15 @@ pub struct AsyncAlccListener {
 }
 
 impl AsyncAlccListener {
-    /// Listens on `addr`; every accepted connection runs under `options`.
+    /// Listens on `addr` (the first of its addresses that binds); every accepted connection
+    /// runs under `options`, and starts under the congestion control set for its underlay
+    /// on the listening socket before listen(2) ([`crate::underlay::bind_listener`]). One
+    /// the kernel refuses is this call's error.
     pub async fn bind(addr: impl ToSocketAddrs, options: Options) -> io::Result<AsyncAlccListener> {
-        Ok(AsyncAlccListener { listener: TcpListener::bind(addr).await?, options })
+        let addrs: Vec<SocketAddr> = lookup_host(addr).await?.collect();
+        let listener = underlay::bind_listener(&addrs[..], &options.underlay)?;
+        listener.set_nonblocking(true)?;
+        Ok(AsyncAlccListener { listener: TcpListener::from_std(listener)?, options })
     }
 
     /// The address it listens on.

@@ -44,6 +44,9 @@ fn a_tokio_server_writes_paced_without_blocking_its_runtime() {
     });
     let (ticks, cpu_used) = rt.block_on(async move {
         let (mut stream, _) = listener.accept().await.unwrap();
+        // Accepted under the listener's congestion control, the default underlay reno, not the
+        // host's default (tests/accepted_congestion.rs checks every allowed name).
+        assert_eq!(stream.get_ref().info().prior_congestion, "reno");
         let mut request = [0u8; 4];
         stream.read_exact(&mut request).await.unwrap();
         assert_eq!(&request, b"GET\n");

@@ -86,6 +86,9 @@ fn hold_keeps_the_kernel_window_at_twice_the_controllers_plus_ten() {
     let (samples, info, intact) = transfer(options, 16 << 20);
     assert!(intact, "bytes differ");
     assert_eq!(info.underlay, loader::process_name(), "the kernel runs this process's registration");
+    // Accepted under the listener's reno (src/underlay/listening.rs), not the host's default:
+    // bbr's init would have left the kernel's pacing on under the BPF underlay.
+    assert_eq!(info.prior_congestion, "reno", "{info:?}");
     let with_data = settled(&samples);
     assert!(with_data.len() >= 10, "{} settled samples of {}", with_data.len(), samples.len());
     // Never below the controller's window; exactly the policy's figure except in the
@@ -111,6 +114,7 @@ fn follow_makes_the_kernel_window_the_controllers() {
     let (samples, info, intact) = transfer(options, 16 << 20);
     assert!(intact, "bytes differ");
     assert!(info.underlay.starts_with("alcc_"), "{}", info.underlay);
+    assert_eq!(info.prior_congestion, "reno", "{info:?}");
     let with_data = settled(&samples);
     assert!(with_data.len() >= 10, "{} settled samples of {}", with_data.len(), samples.len());
     let exact = with_data

@@ -12,7 +12,10 @@
 //! A flow touches this module in three places: [`Underlay::attach`] when its socket is set
 //! up, [`FlowUnderlay::sync`] once per driver step (a map write only when the target
 //! changed), and [`FlowUnderlay::gate`] where it compares bytes in flight with the window.
+//! A listener that alcc creates gets its congestion control first ([`listening`]): a socket
+//! accepted under the host's default `bbr` would keep the kernel's pacing after the switch.
 
+pub mod listening;
 pub mod loader;
 pub mod policy;
 pub mod target;
@@ -25,6 +28,7 @@ use std::sync::Arc;
 
 use alcc_cc::{Decision, Time};
 
+pub use listening::{bind_listener, prepare_listener};
 pub use loader::{Registration, UnderlayError};
 pub use policy::{Peak, Policy};
 pub use target::Target;
@@ -57,12 +61,15 @@ impl Underlay {
     /// Sets the socket `fd` up: chooses the kernel congestion control, and for `alcc`
     /// registers it in this process if needed and writes the first target from `decision`
     /// (the controller's initial one; `None`: no controller, unbounded) before choosing it,
-    /// so the very first flight already has it.
-    pub fn attach(&self, fd: RawFd, decision: Option<Decision>, mss: u64) -> Result<FlowUnderlay, Error> {
-        match self {
+    /// so the very first flight already has it. Reads first the congestion control the
+    /// socket had ([`Attached::prior_congestion`]): one that turned the kernel's pacing on
+    /// (`bbr`) leaves it on under the underlay ([`listening`]).
+    pub fn attach(&self, fd: RawFd, decision: Option<Decision>, mss: u64) -> Result<Attached, Error> {
+        let prior_congestion = sys::get_congestion(fd)?;
+        let flow = match self {
             Underlay::Kernel(name) => {
                 sys::set_congestion(fd, name).map_err(|source| Error::underlay(name, source))?;
-                Ok(FlowUnderlay::Kernel)
+                FlowUnderlay::Kernel
             }
             Underlay::Alcc(policy) => {
                 let registration = loader::acquire()?;
@@ -71,9 +78,10 @@ impl Underlay {
                 socket.sync(fd, decision, mss, sys::now()).map_err(UnderlayError::Socket)?;
                 let name = socket.registration.name().to_string();
                 sys::set_congestion(fd, &name).map_err(|source| Error::underlay(&name, source))?;
-                Ok(FlowUnderlay::Alcc(socket))
+                FlowUnderlay::Alcc(socket)
             }
-        }
+        };
+        Ok(Attached { flow, prior_congestion })
     }
 }
 
@@ -134,6 +142,16 @@ impl FromStr for Underlay {
                 .ok_or_else(|| UnknownPolicy(p.to_string())),
         }
     }
+}
+
+/// What [`Underlay::attach`] did to a socket.
+#[derive(Debug)]
+pub struct Attached {
+    /// The flow's underlay, its socket set up.
+    pub flow: FlowUnderlay,
+    /// The kernel congestion control the socket had before: its listener's, or the host's
+    /// default (net.ipv4.tcp_congestion_control) when nobody chose one for the listener.
+    pub prior_congestion: String,
 }
 
 /// A flow's underlay once its socket is set up.
