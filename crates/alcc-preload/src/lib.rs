@@ -17,6 +17,11 @@
 //! blocking or non-blocking choice holds: a blocking write waits for room in the queue, a
 //! non-blocking one fails with EAGAIN.
 //!
+//! Listening: `listen` on a TCP socket of a covered port first sets the congestion control
+//! its connections start under ([`before_listen`]): the underlay when it is a kernel one,
+//! `reno` under the BPF one, never the host's default (a connection accepted under `bbr`
+//! keeps the kernel's pacing after the engine switches it to the underlay).
+//!
 //! Ends: `shutdown(SHUT_WR)` queues the FIN behind the queued bytes
 //! ([`alcc::AlccStream::finish`]); `close` of the last descriptor of a connection lets go
 //! like close(2) ([`alcc::AlccStream::release`]): the engine still moves what is queued into
@@ -215,6 +220,32 @@ pub fn is_governed(fd: RawFd) -> bool {
 fn log_flow(what: &str, g: &Governed) {
     let info = serde_json::to_string(&g.stream.info()).unwrap_or_else(|e| format!("\"{e}\""));
     log_line(&format!("{what} fd={} info={info}", g.first_fd));
+}
+
+/// Called before the real listen(2) on `fd`: a TCP socket on a port the configuration covers
+/// gets the congestion control its accepted connections are to start under (the kernel
+/// underlay, or reno under the BPF one: alcc::underlay::listening). Otherwise they would start
+/// under the host's default, and one accepted under bbr keeps the kernel's pacing after the
+/// engine switches it to the underlay. Set before listen(2) so that no connection completes
+/// its handshake first; a refusal is logged and the program's listen goes on unchanged.
+pub fn before_listen(fd: RawFd) {
+    let Some(st) = state() else { return };
+    let Some(port) = sys::local_tcp_port(fd) else { return };
+    if !st.config.ports.covers(port) {
+        return;
+    }
+    let underlay = &st.config.options.underlay;
+    let result = underlay.parse::<alcc::Underlay>().map_err(alcc::Error::from).and_then(|u| {
+        u.prepare_listener(fd)?;
+        Ok(u.listening_congestion().to_string())
+    });
+    match result {
+        Ok(name) => log_line(&format!("listen fd={fd} port={port} congestion={name}")),
+        Err(e) => log_line(&format!(
+            "listen fd={fd} port={port}: could NOT set the listener's congestion control for underlay \
+             {underlay}: {e}; its connections start under the host's default"
+        )),
+    }
 }
 
 /// Called after the real accept/accept4 returned the connection `fd`: governs it if the

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use libc::{c_int, c_void, iovec, msghdr, off_t, size_t, sockaddr, socklen_t, ssize_t};
 
+type ListenFn = unsafe extern "C" fn(c_int, c_int) -> c_int;
 type AcceptFn = unsafe extern "C" fn(c_int, *mut sockaddr, *mut socklen_t) -> c_int;
 type Accept4Fn = unsafe extern "C" fn(c_int, *mut sockaddr, *mut socklen_t, c_int) -> c_int;
 type WriteFn = unsafe extern "C" fn(c_int, *const c_void, size_t) -> ssize_t;
@@ -65,6 +66,7 @@ type PpollFn = unsafe extern "C" fn(
 
 /// libc's own functions, found once.
 struct Real {
+    listen: ListenFn,
     accept: AcceptFn,
     accept4: Accept4Fn,
     write: WriteFn,
@@ -119,6 +121,7 @@ pub mod receiving;
 
 fn real() -> &'static Real {
     REAL.get_or_init(|| Real {
+        listen: real_fn!(c"listen", ListenFn),
         accept: real_fn!(c"accept", AcceptFn),
         accept4: real_fn!(c"accept4", Accept4Fn),
         write: real_fn!(c"write", WriteFn),
@@ -437,6 +440,19 @@ unsafe fn duration_of_timespec(t: *const libc::timespec) -> Option<Duration> {
 }
 
 // ---- The interposed functions ----
+
+/// listen(2); a TCP socket on a covered port first gets the congestion control its
+/// connections are to start under ([`crate::before_listen`]), which never fails the call.
+///
+/// # Safety
+/// As listen(2).
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn listen(fd: c_int, backlog: c_int) -> c_int {
+    crate::before_listen(fd);
+    // SAFETY: the caller's arguments, as listen(2) takes them.
+    unsafe { (real().listen)(fd, backlog) }
+}
 
 /// accept(2); the connection is governed if the configuration covers it.
 ///

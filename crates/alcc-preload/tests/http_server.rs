@@ -68,6 +68,57 @@ fn python_http_server_downloads_are_governed_and_byte_identical() {
     }
 }
 
+/// listen(2) under the shim gives the program's listener the underlay's congestion control, so
+/// its connections are accepted under the underlay and not under the host's default (one
+/// accepted under bbr keeps the kernel's pacing after the switch). The underlay is an allowed
+/// name other than the host's default, so the check cannot pass by the default alone.
+#[test]
+fn connections_are_accepted_under_the_underlay_not_the_host_default() {
+    let read = |name: &str| {
+        std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}")).unwrap_or_default().trim().to_string()
+    };
+    let (allowed, default) = (read("tcp_allowed_congestion_control"), read("tcp_congestion_control"));
+    let other = allowed.split_whitespace().find(|n| *n != default).map(String::from);
+    let Some(_env) = alcc_testenv::needs()
+        .program("curl")
+        .program("python3")
+        .that(
+            other.is_some(),
+            &format!("needs an allowed congestion control (`{allowed}`) other than the default `{default}`"),
+        )
+        .check()
+    else {
+        return;
+    };
+    let name = other.unwrap_or_default();
+    let dir = Scratch::new("listen-cc");
+    let data = pattern_file(&dir.0.join("file.bin"), 200_000);
+    let log = dir.0.join("alcc.log");
+    let port = free_port();
+    let server = start_server(
+        &dir.0,
+        port,
+        &[
+            ("ALCC_CC", "fixed:window=20"),
+            ("ALCC_UNDERLAY", &name),
+            ("ALCC_LOG", log.to_str().unwrap()),
+            ("ALCC_PORTS", &port.to_string()),
+        ],
+    );
+    let out = dir.0.join("got.bin");
+    curl(&format!("http://127.0.0.1:{port}/file.bin"), &out);
+    assert!(std::fs::read(&out).unwrap() == data, "not byte-identical");
+    thread::sleep(Duration::from_millis(500));
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains(&format!("port={port} congestion={name}")), "host default {default}: {text}");
+    let closes: Vec<&str> = text.lines().filter(|l| l.contains(" close fd=")).collect();
+    assert!(!closes.is_empty(), "{text}");
+    for line in &closes {
+        assert!(line.contains(&format!("\"prior_congestion\":\"{name}\"")), "host default {default}: {line}");
+    }
+}
+
 #[test]
 fn a_port_outside_alcc_ports_is_left_alone() {
     let Some(_env) = programs() else { return };
