@@ -235,6 +235,32 @@ def test_info_and_nonblocking():
         assert client.closed and server.closed
 
 
+def _proc_ipv4(name: str) -> str:
+    with open(f"/proc/sys/net/ipv4/{name}") as f:
+        return f.read().strip()
+
+
+def test_sockets_start_under_the_underlay_not_the_host_default():
+    """alcc.Listener and alcc.connect set the underlay on their sockets before the handshake, so
+    neither side starts under the host's default (a socket started under bbr keeps the kernel's
+    pacing after the switch to the underlay); ``info()["prior_congestion"]`` says what each
+    started under. Every allowed name is tried, so one of them differs from the default."""
+    allowed = _proc_ipv4("tcp_allowed_congestion_control").split()
+    default = _proc_ipv4("tcp_congestion_control")
+    if all(name == default for name in allowed):
+        pytest.skip(f"needs an allowed congestion control ({allowed}) other than the default {default}")
+    for name in allowed:
+        with alcc.Listener("127.0.0.1", 0, cc="fixed:window=10", underlay=name) as listener:
+            client = alcc.connect("127.0.0.1", listener.port, cc="fixed:window=10", underlay=name)
+            server, _ = listener.accept()
+            for stream in (client, server):
+                info = stream.info()
+                assert info["prior_congestion"] == name, (name, default, info)
+                assert info["underlay"] == name
+            client.abort()
+            server.abort()
+
+
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 

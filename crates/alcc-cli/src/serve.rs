@@ -258,7 +258,7 @@ fn serve(args: ServeArgs) -> Result<()> {
     // before listen(2) (the kernel underlay, or reno under the BPF one): every connection,
     // also one waiting in the backlog meanwhile, starts under it and not under the host's
     // default, whose bbr would leave the kernel's pacing on after the switch to the underlay
-    // (alcc::underlay::listening).
+    // (alcc::underlay::initial).
     let tcp = (mode != Mode::Udp)
         .then(|| {
             alcc::underlay::bind_listener(&bind, &args.underlay).with_context(|| format!("binding {bind}"))

@@ -126,7 +126,7 @@ fn sender_only_sprout_copies_a_file_in_kernel_mode() {
 
 /// `alcc serve` accepts every connection under its underlay (set on the listening socket
 /// before listen(2)), not under the host's default: a socket accepted under `bbr` would keep
-/// the kernel's pacing after the switch to the underlay (alcc::underlay::listening). The
+/// the kernel's pacing after the switch to the underlay (alcc::underlay::initial). The
 /// server's log line and telemetry name the congestion control each connection was accepted
 /// under (FlowInfo::prior_congestion). Every name in net.ipv4.tcp_allowed_congestion_control
 /// is tried (no privilege, no sysctl changed), so whichever is the host's default, another

@@ -29,6 +29,16 @@
  * the listening socket. In kernel mode every alcc connection sends (its peer is any TCP
  * socket).
  *
+ * The congestion control a connection starts under: the kernel initialises a socket's
+ * congestion control at the handshake, under the listener's (or, when nobody chose one, the
+ * host's default, net.ipv4.tcp_congestion_control: bbr on many hosts). BBR turns the kernel's
+ * own pacing on, and switching to alcc's underlay later does not turn it off. So alcc_set_cc
+ * on a listening or unconnected socket sets the underlay's congestion control on it at once
+ * (reno under the BPF underlay "alcc"), alcc_accept sets it on the listener for the connections
+ * it accepts from then on, and alcc_connect on a sending socket before connecting. A listener's
+ * connections that completed their handshake earlier keep what they started under: call
+ * alcc_set_cc before listen(2). alcc_info.prior_congestion names what each started under.
+ *
  * struct alcc_info is checked field by field against the Rust definition by a test
  * (crates/alcc-ffi/src/layout_tests.rs compiles tests/c/layout.c against this header).
  */
@@ -63,6 +73,8 @@ struct alcc_info {
     uint32_t kernel_total_retrans; /* segments the kernel retransmitted */
     char controller[64];        /* controller spec, NUL-terminated ("none": plain TCP) */
     char underlay[16];          /* kernel congestion control, NUL-terminated */
+    char prior_congestion[16];  /* the one the socket had when alcc took it over; "bbr" under
+                                 * another underlay: the kernel still paces it (below) */
 };
 
 /* accept(2) on a listening socket; the new connection runs under alcc. */

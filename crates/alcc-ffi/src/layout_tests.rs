@@ -35,6 +35,7 @@ fn rust_layout() -> Vec<(&'static str, usize, usize)> {
         field!(kernel_total_retrans),
         field!(controller),
         field!(underlay),
+        field!(prior_congestion),
     ]
 }
 

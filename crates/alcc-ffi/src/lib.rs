@@ -51,6 +51,7 @@ pub struct CInfo {
     pub kernel_total_retrans: u32,
     pub controller: [u8; 64],
     pub underlay: [u8; 16],
+    pub prior_congestion: [u8; 16],
 }
 
 fn c_string<const N: usize>(s: &str) -> [u8; N] {
@@ -83,6 +84,7 @@ impl From<&FlowInfo> for CInfo {
             kernel_total_retrans: i.kernel_total_retrans,
             controller: c_string(&i.controller),
             underlay: c_string(&i.underlay),
+            prior_congestion: c_string(&i.prior_congestion),
         }
     }
 }
@@ -202,6 +204,21 @@ fn options_for(fd: RawFd) -> Options {
 
 fn conn(fd: RawFd) -> Result<Arc<Conn>, Errno> {
     table().conns.get(&fd).cloned().ok_or(libc::EBADF)
+}
+
+/// Before accept(2) on the listening socket `fd` (`connected` false) or connect(2) of `fd`
+/// (`connected` true): when the connection is to send, the socket gets the underlay's initial
+/// congestion control ([`engine::underlay::set_initial_congestion`]), so that the connection
+/// does not start under the host's default (bbr's init turns the kernel's pacing on, and it
+/// stays on under the underlay). On a listener, connections already in its backlog keep the
+/// one they started under: `alcc_set_cc` before listen(2) sets it for every connection.
+pub fn prepare_sending(fd: RawFd, connected: bool) -> Result<(), Errno> {
+    let options = options_for(fd);
+    let role = chosen_role(fd).unwrap_or_else(|| Role::default_for(options.mode, connected));
+    if role != Role::Send {
+        return Ok(());
+    }
+    engine::underlay::set_initial_congestion(fd, &options.underlay).map_err(|e| underlay_errno(&e))
 }
 
 /// Puts the connected socket `tcp` (descriptor `fd`) under alcc with the options and role
@@ -352,6 +369,9 @@ pub fn set_cc(fd: RawFd, spec: &str, underlay: Option<&str>) -> Result<(), Errno
                     engine::underlay::check(&name).map_err(|e| underlay_errno(&e))?;
                 }
             }
+            // The socket itself starts under it now: a listener's later connections, or this
+            // socket's own connection, are never initialised under the host's default.
+            engine::underlay::set_initial_congestion(fd, &underlay).map_err(|e| underlay_errno(&e))?;
             t.pending.insert(fd, (spec.to_string(), underlay));
             Ok(())
         }

@@ -51,6 +51,10 @@ pub unsafe extern "C" fn alcc_accept(
     addrlen: *mut libc::socklen_t,
 ) -> RawFd {
     guard(|| {
+        // The listener gets the underlay's initial congestion control for the connections it
+        // accepts from now on. A refusal is not this call's error here: taking the connection
+        // over fails with the same errno below (the connection is then closed).
+        let _ = crate::prepare_sending(sockfd, false);
         // SAFETY: the pointers are the caller's, valid as for accept(2).
         let fd = unsafe { libc::accept4(sockfd, addr, addrlen, libc::SOCK_CLOEXEC) };
         if fd < 0 {
@@ -74,6 +78,10 @@ pub unsafe extern "C" fn alcc_connect(
     guard(|| {
         // A receive window chosen for this socket sets its buffer before the handshake.
         let window = crate::prepare_connect(sockfd)?;
+        if window.is_none() {
+            // A sending connection starts under the underlay, not the host's default.
+            crate::prepare_sending(sockfd, true)?;
+        }
         loop {
             // SAFETY: the caller's address, valid as for connect(2).
             if unsafe { libc::connect(sockfd, addr, addrlen) } == 0 {

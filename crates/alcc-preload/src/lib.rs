@@ -224,7 +224,7 @@ fn log_flow(what: &str, g: &Governed) {
 
 /// Called before the real listen(2) on `fd`: a TCP socket on a port the configuration covers
 /// gets the congestion control its accepted connections are to start under (the kernel
-/// underlay, or reno under the BPF one: alcc::underlay::listening). Otherwise they would start
+/// underlay, or reno under the BPF one: alcc::underlay::initial). Otherwise they would start
 /// under the host's default, and one accepted under bbr keeps the kernel's pacing after the
 /// engine switches it to the underlay. Set before listen(2) so that no connection completes
 /// its handshake first; a refusal is logged and the program's listen goes on unchanged.
@@ -236,8 +236,8 @@ pub fn before_listen(fd: RawFd) {
     }
     let underlay = &st.config.options.underlay;
     let result = underlay.parse::<alcc::Underlay>().map_err(alcc::Error::from).and_then(|u| {
-        u.prepare_listener(fd)?;
-        Ok(u.listening_congestion().to_string())
+        u.set_initial(fd)?;
+        Ok(u.initial_congestion().to_string())
     });
     match result {
         Ok(name) => log_line(&format!("listen fd={fd} port={port} congestion={name}")),

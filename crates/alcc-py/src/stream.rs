@@ -110,7 +110,11 @@ pub fn connect(
         Cc::Python(_) => None,
     };
     let opts = options(&name, spec, underlay, mode, group, weight)?;
-    let tcp = py.detach(|| TcpStream::connect((host.as_str(), port))).map_err(errors::io)?;
+    // The socket starts under the underlay (reno under the BPF one), not the host's default:
+    // bbr would leave the kernel's pacing on after the switch (alcc::underlay::initial).
+    let tcp = py
+        .detach(|| alcc::underlay::connect((host.as_str(), port), &opts.underlay))
+        .map_err(errors::engine)?;
     start(py, tcp, &opts, cc, &hooks, delivery)
 }
 
@@ -148,7 +152,11 @@ impl Listener {
         let spec = (!python).then_some(name.as_str());
         let options = options(&name, spec, underlay, mode, group, weight)?;
         let addrs: Vec<SocketAddr> = (host.as_str(), port).to_socket_addrs().map_err(errors::io)?.collect();
-        let inner = py.detach(|| TcpListener::bind(&addrs[..])).map_err(errors::io)?;
+        // Its congestion control is set for the underlay before listen(2), so that no
+        // connection starts under the host's default (alcc::underlay::initial).
+        let inner = py
+            .detach(|| alcc::underlay::bind_listener(&addrs[..], &options.underlay))
+            .map_err(errors::engine)?;
         Ok(Listener { inner: Mutex::new(Some(Arc::new(inner))), options })
     }
 

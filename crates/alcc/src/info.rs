@@ -18,7 +18,7 @@ pub struct FlowInfo {
     /// chose its underlay (its listener's, or the host's default when nobody set one on the
     /// listener; empty in UDP mode). `bbr` here under another underlay means the kernel
     /// still paces the socket: BBR's init turned the kernel's pacing on and changing the
-    /// congestion control never turns it off (crates/alcc/src/underlay/listening.rs).
+    /// congestion control never turns it off (crates/alcc/src/underlay/initial.rs).
     pub prior_congestion: String,
     /// The controller's own metrics (`None` for `none`).
     pub metrics: Option<Metrics>,

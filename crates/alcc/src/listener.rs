@@ -1,7 +1,7 @@
 //! [`AlccListener`]: accepts TCP connections and makes each an [`AlccStream`].
 //!
 //! The listening socket carries the congestion control the accepted flows start under
-//! ([`crate::underlay::listening`]): the options' kernel underlay, or `reno` under the BPF
+//! ([`crate::underlay::initial`]): the options' kernel underlay, or `reno` under the BPF
 //! one, never the host's default (a socket accepted under `bbr` keeps the kernel's pacing
 //! after alcc switches it to its underlay).
 
@@ -35,7 +35,7 @@ impl AlccListener {
     /// this call keep the congestion control they started under (the host's default, `bbr`
     /// on many hosts, whose kernel pacing then stays on): set it before listen(2) for those.
     pub fn from_listener(inner: TcpListener, options: Options) -> Result<AlccListener> {
-        underlay::prepare_listener(inner.as_raw_fd(), &options.underlay)?;
+        underlay::set_initial_congestion(inner.as_raw_fd(), &options.underlay)?;
         Ok(AlccListener { inner, options })
     }
 

@@ -25,7 +25,7 @@ use crate::options::Options;
 use crate::sys;
 use crate::transport::kernel::FileSends;
 use crate::transport::Transport;
-use crate::underlay::{FlowUnderlay, Underlay};
+use crate::underlay::{self, FlowUnderlay, Underlay};
 use crate::wire::udp::{is_version1_request, parse_datagram, ConnectionId, VERSION_NOTICE};
 use crate::wire::Frame;
 
@@ -63,7 +63,9 @@ impl AlccStream {
                 "alcc udp: the sender waits for its receiver (AlccStream::accept_udp); the receiver connects (AlccReceiver::connect)",
             )));
         }
-        AlccStream::from_tcp(TcpStream::connect(addr)?, options)
+        // The socket starts under the underlay (reno under the BPF one), not the host's
+        // default: bbr would leave the kernel's pacing on after the switch (underlay::initial).
+        AlccStream::from_tcp(underlay::connect(addr, &options.underlay)?, options)
     }
 
     /// Takes over a connected TCP stream (accepted or connected) on which nothing was written

@@ -1,9 +1,10 @@
 //! The congestion control a socket has when alcc takes it over (`FlowInfo::prior_congestion`),
 //! on loopback: a socket accepted by [`AlccListener`] (bound, or wrapped with
-//! `from_listener`) or [`AsyncAlccListener`] starts under the underlay, not under the host's
-//! default; a socket a program accepted itself under another congestion control is reported
-//! as such. A socket accepted under `bbr` keeps the kernel's pacing after alcc switches it to
-//! its underlay (src/underlay/listening.rs), which is why this matters.
+//! `from_listener`) or [`AsyncAlccListener`], or connected by `AlccStream::connect`, starts
+//! under the underlay, not under the host's default; a socket a program accepted itself under
+//! another congestion control is reported as such. A socket started under `bbr` keeps the
+//! kernel's pacing after alcc switches it to its underlay (src/underlay/initial.rs), which is
+//! why this matters.
 //!
 //! Every congestion control these tests choose comes from
 //! net.ipv4.tcp_allowed_congestion_control (no privilege needed, no sysctl changed). Each
@@ -136,6 +137,28 @@ fn a_socket_accepted_under_another_congestion_control_says_so() {
     let info = finish(stream, peer);
     assert_eq!(info.prior_congestion, other, "{info:?}");
     assert_eq!(info.underlay, "reno");
+}
+
+#[test]
+fn a_connecting_sender_starts_under_its_underlay_not_the_host_default() {
+    let allowed = allowed();
+    if !distinguishable(&allowed) {
+        return;
+    }
+    for name in &allowed {
+        // The peer reads with a plain listener (the host's default on its side).
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let peer = thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = Vec::new();
+            s.read_to_end(&mut buf).unwrap();
+            buf.len() as u64
+        });
+        let stream = AlccStream::connect(addr, &solo(name)).unwrap();
+        let info = finish(stream, peer);
+        assert_eq!(info.prior_congestion, *name, "host default `{}`: {info:?}", host_default());
+    }
 }
 
 #[test]

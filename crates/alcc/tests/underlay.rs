@@ -86,7 +86,7 @@ fn hold_keeps_the_kernel_window_at_twice_the_controllers_plus_ten() {
     let (samples, info, intact) = transfer(options, 16 << 20);
     assert!(intact, "bytes differ");
     assert_eq!(info.underlay, loader::process_name(), "the kernel runs this process's registration");
-    // Accepted under the listener's reno (src/underlay/listening.rs), not the host's default:
+    // Accepted under the listener's reno (src/underlay/initial.rs), not the host's default:
     // bbr's init would have left the kernel's pacing on under the BPF underlay.
     assert_eq!(info.prior_congestion, "reno", "{info:?}");
     let with_data = settled(&samples);

@@ -173,6 +173,9 @@ static int run(int family) {
     CHECK(framed || info.max_bytes_in_flight <= info.window, "in flight %llu > window", (unsigned long long)info.max_bytes_in_flight);
     CHECK(strcmp(info.controller, cc) == 0, "controller %s", info.controller);
     CHECK(strcmp(info.underlay, "reno") == 0, "underlay %s", info.underlay);
+    /* alcc_set_cc on the listener set reno on it before the client connected: the connection
+     * started under reno, not the host's default (bbr on this project's machines). */
+    CHECK(strcmp(info.prior_congestion, "reno") == 0, "accepted under %s", info.prior_congestion);
     CHECK(alcc_close(c) == 0, "server alcc_close: %s", strerror(errno));
     pthread_join(t, NULL);
     CHECK(client_bytes == TOTAL, "client got %llu bytes", (unsigned long long)client_bytes);
@@ -209,6 +212,7 @@ static void *uploader(void *arg) {
     struct alcc_info info;
     CHECK(alcc_get_info(s, &info) == 0, "uplink alcc_get_info: %s", strerror(errno));
     CHECK(strcmp(info.controller, "mdi") == 0, "uplink controller %s", info.controller);
+    CHECK(strcmp(info.prior_congestion, "reno") == 0, "uplink connected under %s", info.prior_congestion);
     CHECK(alcc_recv(s, buf, 1, 0) == -1 && errno == EOPNOTSUPP, "framed sender received: errno %d", errno);
     CHECK(alcc_set_role(s, "receive") == -1 && errno == EISCONN, "set_role on a connection: errno %d", errno);
     CHECK(alcc_close(s) == 0, "uploader alcc_close: %s", strerror(errno));

@@ -28,5 +28,6 @@ int main(void) {
     FIELD(kernel_total_retrans);
     FIELD(controller);
     FIELD(underlay);
+    FIELD(prior_congestion);
     return 0;
 }

@@ -12,10 +12,11 @@
 //! A flow touches this module in three places: [`Underlay::attach`] when its socket is set
 //! up, [`FlowUnderlay::sync`] once per driver step (a map write only when the target
 //! changed), and [`FlowUnderlay::gate`] where it compares bytes in flight with the window.
-//! A listener that alcc creates gets its congestion control first ([`listening`]): a socket
-//! accepted under the host's default `bbr` would keep the kernel's pacing after the switch.
+//! A socket that alcc creates (a listener, a connection) gets its congestion control before
+//! its handshake ([`initial`]): one started under the host's default `bbr` would keep the
+//! kernel's pacing after the switch to the underlay.
 
-pub mod listening;
+pub mod initial;
 pub mod loader;
 pub mod policy;
 pub mod target;
@@ -28,7 +29,7 @@ use std::sync::Arc;
 
 use alcc_cc::{Decision, Time};
 
-pub use listening::{bind_listener, prepare_listener};
+pub use initial::{bind_listener, connect, set_initial_congestion};
 pub use loader::{Registration, UnderlayError};
 pub use policy::{Peak, Policy};
 pub use target::Target;
@@ -63,7 +64,7 @@ impl Underlay {
     /// (the controller's initial one; `None`: no controller, unbounded) before choosing it,
     /// so the very first flight already has it. Reads first the congestion control the
     /// socket had ([`Attached::prior_congestion`]): one that turned the kernel's pacing on
-    /// (`bbr`) leaves it on under the underlay ([`listening`]).
+    /// (`bbr`) leaves it on under the underlay ([`initial`]).
     pub fn attach(&self, fd: RawFd, decision: Option<Decision>, mss: u64) -> Result<Attached, Error> {
         let prior_congestion = sys::get_congestion(fd)?;
         let flow = match self {
