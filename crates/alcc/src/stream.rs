@@ -69,7 +69,11 @@ impl AlccStream {
     }
 
     /// Takes over a connected TCP stream (accepted or connected) on which nothing was written
-    /// yet, and sends on it under `options` in kernel or framed mode.
+    /// yet, and sends on it under `options` in kernel or framed mode. The socket keeps what
+    /// its handshake started it under: one started under `bbr` (the host's default on many
+    /// hosts) stays paced by the kernel after the switch to the underlay
+    /// ([`FlowInfo::prior_congestion`] says so); create it under the underlay
+    /// ([`underlay::bind_listener`], [`underlay::connect`]) or use [`crate::AlccListener`].
     pub fn from_tcp(tcp: TcpStream, options: &Options) -> Result<AlccStream> {
         tcp.set_nonblocking(true)?;
         let control = Control::build(&options.cc, options, options.mode)?;
