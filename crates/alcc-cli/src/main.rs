@@ -2,9 +2,7 @@
 #![deny(unsafe_code)]
 
 mod accept_loop;
-mod analyze;
 mod controller_source;
-mod experiment;
 mod get;
 mod http_head;
 mod link_cmd;
@@ -12,15 +10,15 @@ mod manager_cmd;
 mod mdi_cmd;
 mod put;
 mod receive;
-mod rusage;
 mod serve;
 mod serve_plain;
 mod sim_cmd;
-#[allow(unsafe_code)] // the crate's one module of system calls; every block has a SAFETY line
-mod sys;
 mod telemetry;
 mod trace_cmd;
 
+// The harness, the analysis, the resource reports and the system calls live in the library
+// half (src/lib.rs); the command modules above name them as `crate::…` through these.
+use alcc_cli::{analyze, experiment, rusage, sys};
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
