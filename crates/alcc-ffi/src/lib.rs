@@ -218,7 +218,7 @@ pub fn prepare_sending(fd: RawFd, connected: bool) -> Result<(), Errno> {
     if role != Role::Send {
         return Ok(());
     }
-    engine::underlay::set_initial_congestion(fd, &options.underlay).map_err(|e| underlay_errno(&e))
+    engine::underlay::set_initial_congestion(fd, &options.underlay).map(drop).map_err(|e| underlay_errno(&e))
 }
 
 /// Puts the connected socket `tcp` (descriptor `fd`) under alcc with the options and role

@@ -235,11 +235,7 @@ pub fn before_listen(fd: RawFd) {
         return;
     }
     let underlay = &st.config.options.underlay;
-    let result = underlay.parse::<alcc::Underlay>().map_err(alcc::Error::from).and_then(|u| {
-        u.set_initial(fd)?;
-        Ok(u.initial_congestion().to_string())
-    });
-    match result {
+    match alcc::underlay::set_initial_congestion(fd, underlay) {
         Ok(name) => log_line(&format!("listen fd={fd} port={port} congestion={name}")),
         Err(e) => log_line(&format!(
             "listen fd={fd} port={port}: could NOT set the listener's congestion control for underlay \

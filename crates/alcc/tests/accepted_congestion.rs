@@ -50,19 +50,30 @@ fn distinguishable(allowed: &[String]) -> bool {
         .is_some()
 }
 
+/// Runs `check` with every allowed name, when one of them differs from the host's default
+/// (otherwise the skip [`distinguishable`] reports).
+fn each_allowed_name(mut check: impl FnMut(&str)) {
+    let allowed = allowed();
+    if distinguishable(&allowed) {
+        allowed.iter().for_each(|name| check(name));
+    }
+}
+
 fn solo(underlay: &str) -> Options {
     Options::with_cc("fixed:window=20").grouping(Grouping::None).underlay(underlay)
 }
 
+/// Reads `s` until the sender closes; the bytes read.
+fn read_all(mut s: TcpStream) -> u64 {
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).unwrap();
+    buf.len() as u64
+}
+
 /// Connects to `addr` and reads until the server closes.
 fn client(addr: std::net::SocketAddr) -> thread::JoinHandle<u64> {
-    thread::spawn(move || {
-        let mut s = TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        let mut buf = Vec::new();
-        s.read_to_end(&mut buf).unwrap();
-        buf.len() as u64
-    })
+    thread::spawn(move || read_all(TcpStream::connect(addr).unwrap()))
 }
 
 /// Sends a few bytes on `stream` and closes it; returns what the flow reported.
@@ -77,36 +88,28 @@ fn finish(mut stream: AlccStream, peer: thread::JoinHandle<u64>) -> alcc::FlowIn
 
 #[test]
 fn alcc_listener_accepts_under_its_underlay_not_the_host_default() {
-    let allowed = allowed();
-    if !distinguishable(&allowed) {
-        return;
-    }
-    for name in &allowed {
+    each_allowed_name(|name| {
         let listener = AlccListener::bind("127.0.0.1:0", solo(name)).unwrap();
-        assert_eq!(alcc::sys::get_congestion(listener.as_raw_fd()).unwrap(), *name);
+        assert_eq!(alcc::sys::get_congestion(listener.as_raw_fd()).unwrap(), name);
         let peer = client(listener.local_addr().unwrap());
         let (stream, _) = listener.accept().unwrap();
         let info = finish(stream, peer);
-        assert_eq!(info.prior_congestion, *name, "host default `{}`: {info:?}", host_default());
-        assert_eq!(info.underlay, *name);
-    }
+        assert_eq!(info.prior_congestion, name, "host default `{}`: {info:?}", host_default());
+        assert_eq!(info.underlay, name);
+    });
 }
 
 #[test]
 fn from_listener_sets_the_underlay_on_a_programs_listener() {
-    let allowed = allowed();
-    if !distinguishable(&allowed) {
-        return;
-    }
-    for name in &allowed {
+    each_allowed_name(|name| {
         // The program's own listener, under the host's default until alcc takes it.
         let std_listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let listener = AlccListener::from_listener(std_listener, solo(name)).unwrap();
         let peer = client(listener.local_addr().unwrap());
         let (stream, _) = listener.accept().unwrap();
         let info = finish(stream, peer);
-        assert_eq!(info.prior_congestion, *name, "host default `{}`: {info:?}", host_default());
-    }
+        assert_eq!(info.prior_congestion, name, "host default `{}`: {info:?}", host_default());
+    });
 }
 
 #[test]
@@ -141,24 +144,15 @@ fn a_socket_accepted_under_another_congestion_control_says_so() {
 
 #[test]
 fn a_connecting_sender_starts_under_its_underlay_not_the_host_default() {
-    let allowed = allowed();
-    if !distinguishable(&allowed) {
-        return;
-    }
-    for name in &allowed {
+    each_allowed_name(|name| {
         // The peer reads with a plain listener (the host's default on its side).
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let peer = thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let mut buf = Vec::new();
-            s.read_to_end(&mut buf).unwrap();
-            buf.len() as u64
-        });
+        let peer = thread::spawn(move || read_all(listener.accept().unwrap().0));
         let stream = AlccStream::connect(addr, &solo(name)).unwrap();
         let info = finish(stream, peer);
-        assert_eq!(info.prior_congestion, *name, "host default `{}`: {info:?}", host_default());
-    }
+        assert_eq!(info.prior_congestion, name, "host default `{}`: {info:?}", host_default());
+    });
 }
 
 #[test]

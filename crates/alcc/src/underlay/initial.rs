@@ -53,9 +53,11 @@ impl Underlay {
 
 /// Sets the initial congestion control for `underlay` (a name as in
 /// [`Options::underlay`](crate::Options::underlay)) on the socket `fd`
-/// ([`Underlay::set_initial`]).
-pub fn set_initial_congestion(fd: RawFd, underlay: &str) -> Result<(), Error> {
-    underlay.parse::<Underlay>()?.set_initial(fd)
+/// ([`Underlay::set_initial`]); returns the name it set (`reno` under the BPF underlay).
+pub fn set_initial_congestion(fd: RawFd, underlay: &str) -> Result<String, Error> {
+    let underlay: Underlay = underlay.parse()?;
+    underlay.set_initial(fd)?;
+    Ok(underlay.initial_congestion().to_string())
 }
 
 /// A TCP listener on the first of `addr`'s addresses that binds (as
